@@ -1,0 +1,15 @@
+//! dcnsim: a fast, deterministic packet-level datacenter network simulator.
+//!
+//! Data flows one way: a spec (`scenario`) builds a topology graph (`topology`), which builds the
+//! network (`net`); the workload (`workload`) starts flows on a transport (`transport`); the event
+//! loop (`engine`, `scenario::run`) moves packets; `metrics` turns the end state into tables.
+
+pub mod engine;
+pub mod metrics;
+pub mod net;
+pub mod scenario;
+pub mod topology;
+pub mod transport;
+pub mod workload;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

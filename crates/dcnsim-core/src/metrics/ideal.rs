@@ -1,0 +1,99 @@
+//! The exact ideal flow completion time: the time a flow takes alone in the empty network, with
+//! the same packetization, headers, path and store-and-forward hops as the simulation.
+//!
+//! The sender's NIC serializes packets back to back from the flow's start; at every hop a packet
+//! starts serializing when it has fully arrived and the previous packet has left (a tandem of
+//! store-and-forward queues). Packet i finishes hop j at
+//!   f[j][i] = max(f[j-1][i] + d[j-1], f[j][i-1]) + s_i / r_j,
+//! and the flow completes when the last packet crosses the last link: f[h-1][n-1] + d[h-1]. The
+//! same integer serialization times as the simulator are used, so the result is exact to the
+//! picosecond, not an approximation.
+
+use crate::engine::time::{Rate, Time};
+
+/// One hop: the rate and delay (propagation plus switch latency) of the link it crosses.
+#[derive(Clone, Copy, Debug)]
+pub struct Hop {
+    pub rate: Rate,
+    pub delay: Time,
+}
+
+/// Completion time of `size` application bytes cut into packets of at most `mss` payload bytes,
+/// each with `header` bytes of headers, over `hops`.
+pub fn ideal_fct(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
+    assert!(size > 0 && mss > 0 && !hops.is_empty());
+    let full = size / mss as u64;
+    let rest = (size % mss as u64) as u32;
+    let mut finish = vec![0 as Time; hops.len()];
+    let mut run = |wire: u32, count: u64| {
+        let tx: Vec<Time> = hops.iter().map(|h| h.rate.tx_time(wire)).collect();
+        for _ in 0..count {
+            let mut ready = 0; // the sender has all data at time 0
+            for j in 0..hops.len() {
+                finish[j] = ready.max(finish[j]) + tx[j];
+                ready = finish[j] + hops[j].delay;
+            }
+        }
+    };
+    run(mss + header, full);
+    if rest > 0 {
+        run(rest + header, 1);
+    }
+    finish[hops.len() - 1] + hops[hops.len() - 1].delay
+}
+
+/// Same as `ideal_fct` but O(hops) for any size: after the pipeline fills, each further full
+/// packet advances the last hop by the bottleneck's serialization time. Used for long flows.
+pub fn ideal_fct_fast(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
+    const WARM: u64 = 64;
+    let full = size / mss as u64;
+    if full <= 2 * WARM {
+        return ideal_fct(size, mss, header, hops);
+    }
+    // Simulate WARM packets, skip the steady state, then simulate the tail exactly.
+    let wire = mss + header;
+    let bottleneck = hops.iter().map(|h| h.rate.tx_time(wire)).max().unwrap();
+    let head = WARM * mss as u64;
+    let tail = size - (full - WARM) * mss as u64; // last WARM full packets plus the remainder
+    let skipped = full - 2 * WARM;
+    // Once the pipeline is full every hop advances by exactly `bottleneck` per packet, so
+    // the completion of (head + skipped + tail) equals completion of (head + tail) + skipped * bottleneck.
+    ideal_fct(head + tail, mss, header, hops) + skipped * bottleneck
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hops(rates: &[f64], delay: Time) -> Vec<Hop> {
+        rates.iter().map(|&g| Hop { rate: Rate::from_gbps(g), delay }).collect()
+    }
+
+    #[test]
+    fn one_packet_is_sum_of_serializations_and_delays() {
+        let h = hops(&[10.0, 10.0], 1_000_000);
+        assert_eq!(ideal_fct(1000, 1436, 64, &h), 2 * (1_064 * 800) + 2_000_000);
+    }
+
+    #[test]
+    fn many_packets_pipeline_through_the_bottleneck() {
+        // 10 full packets over 10G then 40G: the first hop is the bottleneck.
+        let h = hops(&[10.0, 40.0], 0);
+        let t10 = Rate::from_gbps(10.0).tx_time(1500);
+        let t40 = Rate::from_gbps(40.0).tx_time(1500);
+        assert_eq!(ideal_fct(14360, 1436, 64, &h), 10 * t10 + t40);
+        // And with the bottleneck second: first packet's time on hop 1, then 10 at the bottleneck.
+        let h = hops(&[40.0, 10.0], 0);
+        assert_eq!(ideal_fct(14360, 1436, 64, &h), t40 + 10 * t10);
+    }
+
+    #[test]
+    fn fast_path_matches_exact() {
+        for rates in [[10.0, 40.0, 40.0, 10.0], [100.0, 400.0, 400.0, 100.0], [10.0, 10.0, 10.0, 10.0], [40.0, 10.0, 25.0, 100.0]] {
+            let h = hops(&rates, 500_000);
+            for size in [1u64, 1436, 1437, 100_000, 1_000_000, 3_333_333] {
+                assert_eq!(ideal_fct_fast(size, 1436, 64, &h), ideal_fct(size, 1436, 64, &h), "size {size} rates {rates:?}");
+            }
+        }
+    }
+}

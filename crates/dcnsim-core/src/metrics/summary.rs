@@ -1,0 +1,241 @@
+//! Collecting a finished simulation into tables and a summary: per-flow FCT and slowdown against
+//! the exact ideal, goodput over the measurement window, queue occupancy per port and per switch.
+
+use super::ideal::{ideal_fct_fast, Hop};
+use super::table::{Column, Table};
+use crate::engine::time::{Rate, Time};
+use crate::net::port::PortRole;
+use crate::net::Network;
+use crate::scenario::output::RunOutput;
+use crate::scenario::run::Simulation;
+use serde_json::{json, Value};
+
+/// The links a packet from `src` to `dst` crosses on the first equal-cost path.
+pub fn path_hops(net: &Network, src: u32, dst: u32) -> Vec<Hop> {
+    net.routes
+        .walk(&net.ports, src, dst, |_, _| 0)
+        .iter()
+        .map(|&p| Hop { rate: net.ports[p as usize].rate, delay: net.ports[p as usize].delay })
+        .collect()
+}
+
+/// Base RTT between two hosts: one full data packet there, one control packet back.
+pub fn base_rtt(net: &Network, a: u32, b: u32, mss: u32, header: u32, control: u32) -> Time {
+    let there = super::ideal::ideal_fct(mss as u64, mss, header, &path_hops(net, a, b));
+    let back = super::ideal::ideal_fct(1, 1, control - 1, &path_hops(net, b, a));
+    there + back
+}
+
+/// Linear-interpolated quantile of sorted data (numpy's default), NaN when empty.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+fn stats(mut v: Vec<f64>) -> Value {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mean = if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+    json!({"count": v.len(), "mean": num(mean), "median": num(quantile(&v, 0.5)), "p99": num(quantile(&v, 0.99)), "max": num(v.last().copied().unwrap_or(f64::NAN))})
+}
+
+/// JSON has no NaN: missing statistics are null.
+fn num(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+pub fn human_bytes(b: u64) -> String {
+    let (v, u) = if b >= 1_000_000 {
+        (b as f64 / 1e6, "MB")
+    } else if b >= 1_000 {
+        (b as f64 / 1e3, "KB")
+    } else {
+        (b as f64, "B")
+    };
+    let s = format!("{v:.1}");
+    format!("{}{u}", s.trim_end_matches(".0"))
+}
+
+pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> RunOutput {
+    let net = &sim.net;
+    let spec = &sim.spec;
+    let fr = spec.framing;
+    let host_rate: Rate = spec.topology.host_rate();
+    let window_start = spec.warmup;
+    let window = sim.ended_at.saturating_sub(window_start);
+    let names = sim.workload.component_names();
+
+    // Flows.
+    let n = sim.flows.records.len();
+    let mut cols_id = Vec::with_capacity(n);
+    let (mut src, mut dst, mut size, mut start) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut end, mut fct, mut ideal, mut slow) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut wl, mut counted, mut win_bytes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut hop_cache: std::collections::HashMap<(u32, u32), Vec<Hop>> = Default::default();
+    let mut slowdowns: Vec<(u64, f64)> = Vec::new();
+    let mut fcts_us: Vec<f64> = Vec::new();
+    for (i, r) in sim.flows.records.iter().enumerate() {
+        let key = (net.routes.edge_of_host[r.src as usize], net.routes.edge_of_host[r.dst as usize]);
+        // Hosts of one edge pair see identical paths in the fabrics we build (same host link rates).
+        let hops = hop_cache.entry(key).or_insert_with(|| path_hops(net, r.src, r.dst));
+        let id_fct = ideal_fct_fast(r.size, fr.mss(), fr.header_bytes, hops);
+        let f = r.end.map(|e| e - r.start);
+        let sd = f.map_or(f64::NAN, |f| f as f64 / id_fct as f64);
+        let is_counted = !sim.workload.excluded_from_slowdown(r.component) && r.start >= window_start;
+        if is_counted && f.is_some() {
+            slowdowns.push((r.size, sd));
+            fcts_us.push(f.unwrap() as f64 / 1e6);
+        }
+        cols_id.push(i as u64);
+        src.push(r.src as u64);
+        dst.push(r.dst as u64);
+        size.push(r.size);
+        start.push(r.start);
+        end.push(r.end);
+        fct.push(f);
+        ideal.push(id_fct);
+        slow.push(sd);
+        wl.push(names[r.component as usize].clone());
+        counted.push(is_counted);
+        win_bytes.push(sim.flows.delivered_per_flow_in_window[i]);
+    }
+    let mut flows = Table::default();
+    flows.push("flow_id", Column::U64(cols_id));
+    flows.push("src", Column::U64(src));
+    flows.push("dst", Column::U64(dst));
+    flows.push("size_bytes", Column::U64(size));
+    flows.push("start_ps", Column::U64(start));
+    flows.push("end_ps", Column::OptU64(end));
+    flows.push("fct_ps", Column::OptU64(fct));
+    flows.push("ideal_fct_ps", Column::U64(ideal));
+    flows.push("slowdown", Column::F64(slow));
+    flows.push("workload", Column::Str(wl));
+    flows.push("counted", Column::Bool(counted));
+    flows.push("window_bytes", Column::U64(win_bytes));
+
+    // Ports.
+    let now = sim.ended_at;
+    let mut ports = Table::default();
+    let tier_of = |node: u32| if node < net.hosts { "host" } else { net.tiers[(node - net.hosts) as usize].name() };
+    let ps = &net.ports;
+    ports.push("port_id", Column::U64((0..ps.len() as u64).collect()));
+    ports.push("node", Column::Str(ps.iter().map(|p| net.node_names[p.owner as usize].clone()).collect()));
+    ports.push("peer", Column::Str(ps.iter().map(|p| net.node_names[p.peer as usize].clone()).collect()));
+    ports.push("role", Column::Str(ps.iter().map(|p| p.role.name().to_string()).collect()));
+    ports.push("tier", Column::Str(ps.iter().map(|p| tier_of(p.owner).to_string()).collect()));
+    ports.push("rate_gbps", Column::F64(ps.iter().map(|p| p.rate.gbps()).collect()));
+    ports.push("max_bytes", Column::U64(ps.iter().map(|p| p.occupancy.max_bytes).collect()));
+    ports.push("mean_bytes", Column::F64(ps.iter().map(|p| p.occupancy.mean(p.bytes, window_start, now)).collect()));
+    ports.push("drops", Column::U64(ps.iter().map(|p| p.counters.drops).collect()));
+    ports.push("ecn_marks", Column::U64(ps.iter().map(|p| p.counters.marks).collect()));
+    ports.push("tx_bytes", Column::U64(ps.iter().map(|p| p.counters.tx_bytes).collect()));
+    ports.push("tx_packets", Column::U64(ps.iter().map(|p| p.counters.tx_packets).collect()));
+    ports.push("utilization", Column::F64(ps.iter().map(|p| {
+        let cap = p.rate.bytes_in(window).max(1);
+        p.counters.tx_bytes as f64 / cap as f64
+    }).collect()));
+
+    // Switches.
+    let nsw = net.tiers.len();
+    let mut switches = Table::default();
+    let mut drops = vec![0u64; nsw];
+    let mut marks = vec![0u64; nsw];
+    for p in ps.iter().filter(|p| p.owner >= net.hosts) {
+        drops[(p.owner - net.hosts) as usize] += p.counters.drops;
+        marks[(p.owner - net.hosts) as usize] += p.counters.marks;
+    }
+    let sw_max: Vec<u64> = net.switch_occupancy.iter().map(|o| o.max_bytes).collect();
+    let sw_mean: Vec<f64> = (0..nsw).map(|s| net.switch_occupancy[s].mean(net.switch_bytes[s], window_start, now)).collect();
+    switches.push("switch", Column::Str((0..nsw).map(|s| net.node_names[net.hosts as usize + s].clone()).collect()));
+    switches.push("tier", Column::Str(net.tiers.iter().map(|t| t.name().to_string()).collect()));
+    switches.push("max_bytes", Column::U64(sw_max.clone()));
+    switches.push("mean_bytes", Column::F64(sw_mean.clone()));
+    switches.push("drops", Column::U64(drops.clone()));
+    switches.push("ecn_marks", Column::U64(marks.clone()));
+
+    // Aggregates.
+    let hosts = net.hosts as u64;
+    let rtt = base_rtt(net, 0, net.hosts - 1, fr.mss(), fr.header_bytes, fr.control_bytes);
+    let bdp = host_rate.bytes_in(rtt);
+    let edges: Vec<u64> = spec.metrics.size_group_edges.clone().unwrap_or_else(|| vec![fr.mss() as u64, bdp, 8 * bdp]);
+    let mut groups = Vec::new();
+    let mut lo = 0u64;
+    for (gi, hi) in edges.iter().copied().map(Some).chain([None]).enumerate() {
+        let in_group: Vec<f64> = slowdowns.iter().filter(|(s, _)| *s >= lo && hi.is_none_or(|h| *s < h)).map(|&(_, v)| v).collect();
+        let label = match hi {
+            Some(h) if lo == 0 => format!("<{}", human_bytes(h)),
+            Some(h) => format!("{}-{}", human_bytes(lo), human_bytes(h)),
+            None => format!(">={}", human_bytes(lo)),
+        };
+        let mut g = stats(in_group);
+        let o = g.as_object_mut().unwrap();
+        o.insert("group".into(), json!(((b'A' + gi as u8) as char).to_string()));
+        o.insert("label".into(), json!(label));
+        o.insert("min_bytes".into(), json!(lo));
+        o.insert("max_bytes".into(), hi.map_or(Value::Null, |h| json!(h)));
+        groups.push(g);
+        lo = hi.unwrap_or(0);
+    }
+    let delivered: u64 = sim.flows.delivered_in_window.iter().sum();
+    let secs = window as f64 / 1e12;
+    let goodput_gbps = if secs > 0.0 { delivered as f64 * 8.0 / secs / 1e9 } else { f64::NAN };
+    let per_host: Vec<f64> = sim.flows.delivered_in_window.iter().map(|&b| if secs > 0.0 { b as f64 * 8.0 / secs / 1e9 } else { f64::NAN }).collect();
+    let mut tiers = serde_json::Map::new();
+    for (s, t) in net.tiers.iter().enumerate() {
+        let e = tiers.entry(t.name()).or_insert(json!(0u64));
+        *e = json!(e.as_u64().unwrap().max(sw_max[s]));
+    }
+    let nic_max = ps.iter().filter(|p| p.role == PortRole::HostNic).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
+    let switch_port_max = ps.iter().filter(|p| p.role != PortRole::HostNic).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
+    let transport: serde_json::Map<String, Value> = sim.transport.counters().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+    let pool = &net.pool;
+    let unfinished = n as u64 - sim.flows.finished;
+    let summary = json!({
+        "name": spec.name,
+        "version": crate::VERSION,
+        "seed": spec.seed,
+        "protocol": spec.transport.name(),
+        "hosts": hosts,
+        "host_rate_gbps": host_rate.gbps(),
+        "mss_bytes": fr.mss(),
+        "base_rtt_ps": rtt,
+        "bdp_bytes": bdp,
+        "sim_end_ps": sim.ended_at,
+        "window_start_ps": window_start,
+        "window_ps": window,
+        "wall_time_s": wall_s,
+        "events": events,
+        "events_per_sec": events as f64 / wall_s.max(1e-9),
+        "data_packets_delivered": sim.data_packets_delivered(),
+        "flows": {"started": n, "finished": sim.flows.finished, "unfinished": unfinished, "counted_finished": slowdowns.len()},
+        "offered_load_gbps": sim.workload.offered_load_bytes_per_sec() * 8.0 / 1e9,
+        "goodput_gbps": num(goodput_gbps),
+        "goodput_per_host_gbps": num(goodput_gbps / hosts as f64),
+        "goodput_normalized": num(goodput_gbps / (hosts as f64 * host_rate.gbps())),
+        "goodput_per_host_min_gbps": num(per_host.iter().copied().fold(f64::INFINITY, f64::min)),
+        "slowdown": stats(slowdowns.iter().map(|s| s.1).collect()),
+        "slowdown_by_size": groups,
+        "fct_us": stats(fcts_us),
+        "queues": {
+            "max_switch_bytes": sw_max.iter().copied().max().unwrap_or(0),
+            "max_switch_bytes_by_tier": tiers,
+            "mean_switch_bytes_max": num(sw_mean.iter().copied().fold(0.0, f64::max)),
+            "max_switch_port_bytes": switch_port_max,
+            "max_nic_bytes": nic_max,
+            "drops": drops.iter().sum::<u64>(),
+            "ecn_marks": marks.iter().sum::<u64>(),
+        },
+        "packets": {"created": pool.created, "delivered": pool.delivered, "dropped": pool.dropped, "in_flight": pool.live(), "peak_alive": pool.capacity_used()},
+        "transport": transport,
+        "spec": resolved.clone(),
+    });
+    RunOutput { flows, ports, switches, summary, resolved_spec: resolved }
+}

@@ -1,0 +1,247 @@
+//! The network: ports (queues + links), routes and the packet pool, and the three things that
+//! happen to a packet in it — it is enqueued at an egress port, it starts serializing when the port
+//! is free, and it arrives at the far end of the link. Switches forward on arrival; hosts hand the
+//! packet to the transport (the simulator loop does that dispatch).
+//!
+//! Events per packet per hop: one `LinkArrival`, plus one `PortFree` only when the port is
+//! backlogged. A packet that finds its port idle starts serializing at once.
+
+use crate::engine::events::{Event, EventQueue};
+use crate::engine::rng::Rng;
+use crate::engine::time::Time;
+use crate::net::packet::{flags, Fate, PacketId, PacketPool};
+use crate::net::port::{NodeId, OccupancyStats, Port, PortId, PortRole};
+use crate::net::queue::QueueConfig;
+use crate::net::routing::Routes;
+use crate::topology::{Graph, Tier};
+
+/// Queue configurations by port role.
+#[derive(Clone, Debug)]
+pub struct QueueConfigs {
+    pub nic: QueueConfig,
+    pub to_host: QueueConfig,
+    pub fabric: QueueConfig,
+}
+
+pub struct Network {
+    pub hosts: u32,
+    pub ports: Vec<Port>,
+    pub ports_of: Vec<Vec<PortId>>,
+    pub node_names: Vec<String>,
+    /// Tier of each switch, indexed by `node - hosts`.
+    pub tiers: Vec<Tier>,
+    /// Bytes queued at each switch over all its ports, and their statistics (indexed by node - hosts).
+    pub switch_bytes: Vec<u64>,
+    pub switch_occupancy: Vec<OccupancyStats>,
+    pub routes: Routes,
+    pub pool: PacketPool,
+    pub cfgs: Vec<QueueConfig>,
+    rng: Rng,
+}
+
+impl Network {
+    /// Builds ports from the graph's links (two per link) and computes the routes.
+    /// `switch_latency` is added to the delay of every link into a switch.
+    pub fn build(g: &Graph, queues: &QueueConfigs, switch_latency: Time, seed: u64) -> Result<Network, String> {
+        let hosts = g.hosts;
+        let nodes = hosts + g.switches.len() as u32;
+        let cfgs = vec![queues.nic.clone(), queues.to_host.clone(), queues.fabric.clone()];
+        let mut ports = Vec::with_capacity(g.links.len() * 2);
+        let mut ports_of: Vec<Vec<PortId>> = vec![Vec::new(); nodes as usize];
+        let mut add = |from: NodeId, to: NodeId, link: &crate::topology::Link| {
+            let role = if from < hosts {
+                PortRole::HostNic
+            } else if to < hosts {
+                PortRole::ToHost
+            } else {
+                PortRole::Fabric
+            };
+            let cfg = role as u16;
+            let delay = link.delay + if to >= hosts { switch_latency } else { 0 };
+            let id = ports.len() as PortId;
+            ports.push(Port::new(from, to, link.rate, delay, role, cfg, cfgs[cfg as usize].priorities));
+            ports_of[from as usize].push(id);
+        };
+        for l in &g.links {
+            if l.a >= nodes || l.b >= nodes || l.a == l.b {
+                return Err(format!("link {}-{} does not join two distinct nodes", l.a, l.b));
+            }
+            add(l.a, l.b, l);
+            add(l.b, l.a, l);
+        }
+        let routes = Routes::build(hosts, nodes, &ports, &ports_of, seed)?;
+        let mut node_names: Vec<String> = (0..hosts).map(|h| format!("host{h}")).collect();
+        node_names.extend(g.switches.iter().map(|s| s.name.clone()));
+        let switches = g.switches.len();
+        Ok(Network {
+            hosts,
+            ports,
+            ports_of,
+            node_names,
+            tiers: g.switches.iter().map(|s| s.tier).collect(),
+            switch_bytes: vec![0; switches],
+            switch_occupancy: vec![OccupancyStats::default(); switches],
+            routes,
+            pool: PacketPool::new(),
+            cfgs,
+            rng: Rng::for_component(seed, "network"),
+        })
+    }
+
+    #[inline]
+    pub fn nic_port(&self, host: u32) -> PortId {
+        self.routes.nic_port[host as usize]
+    }
+
+    #[inline]
+    fn change_occupancy(&mut self, port: PortId, delta_bytes: i64, delta_packets: i64, now: Time) {
+        let p = &mut self.ports[port as usize];
+        let before = p.bytes;
+        p.bytes = (p.bytes as i64 + delta_bytes) as u64;
+        p.packets = (p.packets as i64 + delta_packets) as u64;
+        p.occupancy.update(before, p.bytes, now);
+        let owner = p.owner;
+        if owner >= self.hosts {
+            let s = (owner - self.hosts) as usize;
+            let before = self.switch_bytes[s];
+            self.switch_bytes[s] = (before as i64 + delta_bytes) as u64;
+            self.switch_occupancy[s].update(before, self.switch_bytes[s], now);
+        }
+    }
+
+    /// Offers a packet to an egress port: drop, or mark and queue, or start sending at once.
+    pub fn enqueue(&mut self, port: PortId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
+        let p = &mut self.ports[port as usize];
+        let cfg = &self.cfgs[p.cfg as usize];
+        let packet = self.pool.get_mut(pkt);
+        let size = packet.size;
+        if cfg.overflows(p.bytes, p.packets, size) {
+            p.counters.drops += 1;
+            self.pool.release(pkt, Fate::Dropped);
+            return;
+        }
+        if packet.has(flags::ECT) && cfg.should_mark(p.bytes, p.packets, &mut self.rng) {
+            if !packet.has(flags::CE) {
+                p.counters.marks += 1;
+            }
+            packet.flags |= flags::CE;
+        }
+        let class = p.class_of(packet.prio);
+        if p.busy_until <= now && p.packets == 0 && p.paused & (1 << class) == 0 {
+            self.start_tx(port, pkt, now, ev);
+            return;
+        }
+        p.push(class, pkt);
+        if !p.wake_pending && p.paused & (1 << class) == 0 {
+            p.wake_pending = true;
+            ev.schedule(p.busy_until.max(now), Event::PortFree(port));
+        }
+        self.change_occupancy(port, size as i64, 1, now);
+    }
+
+    /// Puts a packet on the wire now. The link must be free: this is where "a link never carries
+    /// more than its rate" is enforced.
+    #[inline]
+    fn start_tx(&mut self, port: PortId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
+        let p = &mut self.ports[port as usize];
+        assert!(p.busy_until <= now, "port {port} starts a packet while busy until {}", p.busy_until);
+        let size = self.pool.get(pkt).size;
+        p.busy_until = now + p.rate.tx_time(size);
+        p.counters.tx_bytes += size as u64;
+        p.counters.tx_packets += 1;
+        let arrival = p.busy_until + p.delay;
+        if p.pipe_push(arrival, pkt) {
+            ev.schedule(arrival, Event::LinkArrival(port));
+        }
+        if p.notify_idle && !p.wake_pending {
+            p.wake_pending = true;
+            ev.schedule(p.busy_until, Event::PortFree(port));
+        }
+    }
+
+    /// The port finished serializing. Starts the next packet; returns true when the port is now
+    /// idle with nothing queued and its owner asked to be told (`notify_idle`).
+    pub fn on_port_free(&mut self, port: PortId, now: Time, ev: &mut EventQueue) -> bool {
+        let p = &mut self.ports[port as usize];
+        p.wake_pending = false;
+        if p.busy_until > now {
+            // Woken early (a pause was lifted while busy): wait for the wire.
+            p.wake_pending = true;
+            ev.schedule(p.busy_until, Event::PortFree(port));
+            return false;
+        }
+        let Some(pkt) = p.pop_next() else {
+            return p.notify_idle;
+        };
+        let size = self.pool.get(pkt).size;
+        self.change_occupancy(port, -(size as i64), -1, now);
+        self.start_tx(port, pkt, now, ev);
+        let p = &mut self.ports[port as usize];
+        if p.has_sendable() && !p.wake_pending {
+            p.wake_pending = true;
+            ev.schedule(p.busy_until, Event::PortFree(port));
+        }
+        false
+    }
+
+    /// The head of the port's pipe reached the far end. Returns the packet and the node it reached.
+    #[inline]
+    pub fn on_link_arrival(&mut self, port: PortId, now: Time, ev: &mut EventQueue) -> (PacketId, NodeId) {
+        let p = &mut self.ports[port as usize];
+        let (t, pkt) = p.pipe_pop();
+        debug_assert_eq!(t, now);
+        if let Some(next) = p.pipe_head_time() {
+            ev.schedule(next, Event::LinkArrival(port));
+        }
+        (pkt, p.peer)
+    }
+
+    /// A switch received `pkt`: pick the egress port and enqueue.
+    #[inline]
+    pub fn forward(&mut self, node: NodeId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
+        let packet = self.pool.get_mut(pkt);
+        let port = self.routes.next_port(node, packet, &mut self.rng);
+        self.enqueue(port, pkt, now, ev);
+    }
+
+    /// Pauses or resumes priority class `class` of a port (link-level flow control).
+    pub fn set_paused(&mut self, port: PortId, class: u8, paused: bool, now: Time, ev: &mut EventQueue) {
+        let p = &mut self.ports[port as usize];
+        if paused {
+            p.paused |= 1 << class;
+        } else {
+            p.paused &= !(1 << class);
+            if p.has_sendable() && !p.wake_pending {
+                p.wake_pending = true;
+                ev.schedule(p.busy_until.max(now), Event::PortFree(port));
+            }
+        }
+    }
+
+    /// Opens the measurement window: occupancy maxima and integrals and counters restart.
+    pub fn reset_stats(&mut self, now: Time) {
+        for p in &mut self.ports {
+            p.occupancy.reset(p.bytes, now);
+            p.counters = Default::default();
+        }
+        for (s, o) in self.switch_occupancy.iter_mut().enumerate() {
+            o.reset(self.switch_bytes[s], now);
+        }
+    }
+
+    /// Packets physically in the network: waiting in a queue or on a link.
+    pub fn resident_packets(&self) -> u64 {
+        self.ports.iter().map(|p| p.packets + p.in_pipe() as u64).sum()
+    }
+
+    /// Conservation: every packet created was delivered or dropped, or is in a queue or on a
+    /// link right now (so none leaked out of the pool unaccounted).
+    pub fn check_conservation(&self) -> Result<(), String> {
+        self.pool.check_conservation()?;
+        let resident = self.resident_packets();
+        if resident != self.pool.live() {
+            return Err(format!("{} packets alive in the pool but {resident} in queues and on links", self.pool.live()));
+        }
+        Ok(())
+    }
+}

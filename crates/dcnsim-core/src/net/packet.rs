@@ -1,0 +1,246 @@
+//! Packets: one compact plain struct, kept in a pool and referred to by a `PacketId` (u32 index).
+//! Nothing is allocated per packet once the pool has grown to the peak number in flight.
+//!
+//! The generic fields (`seq`, `ack`, `ts`, `aux`) mean what the owning transport says they mean;
+//! each transport documents its use in its header. The network reads only `size`, `dst`, `prio`,
+//! `flags` (ECN bits), `lb` and `path`.
+
+use crate::engine::time::Time;
+
+pub type PacketId = u32;
+pub type HostId = u32;
+pub type FlowId = u32;
+
+/// What a packet is, as far as transports and switches care. Names, not numeric codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PacketKind {
+    Data,
+    Ack,
+    Nack,
+    Pull,
+    Credit,
+    CreditRequest,
+    /// A data packet whose payload a switch cut off (NDP-style trimming).
+    Header,
+    /// Link-level flow control (PFC) or a switch-generated feedback packet.
+    Control,
+}
+
+/// Flag bits in `Packet::flags`.
+pub mod flags {
+    /// ECN-capable transport: the network may mark instead of dropping.
+    pub const ECT: u8 = 1 << 0;
+    /// Congestion experienced, set by a switch.
+    pub const CE: u8 = 1 << 1;
+    /// ECN echo, set by a receiver on an ACK for a CE-marked packet.
+    pub const ECE: u8 = 1 << 2;
+    /// First packet(s) of a connection (zero-RTT connection set-up).
+    pub const SYN: u8 = 1 << 3;
+    /// Last packet of a flow or message.
+    pub const LAST: u8 = 1 << 4;
+    /// A retransmission.
+    pub const RETX: u8 = 1 << 5;
+    /// Protocol-specific bit (SIRD: sender-congestion notification).
+    pub const PROTO1: u8 = 1 << 6;
+    /// Protocol-specific bit.
+    pub const PROTO2: u8 = 1 << 7;
+}
+
+/// How switches pick among equal-cost next hops for this packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LoadBalancing {
+    /// Hash of `path` (the flow's key) with a per-switch seed: every packet of a flow takes one path.
+    Ecmp,
+    /// An independent uniform choice at every switch, per packet.
+    Spray,
+    /// The sender chose the path: `path` holds mixed-radix digits consumed hop by hop.
+    Source,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// Global flow id (index into the flow table).
+    pub flow: FlowId,
+    pub src: HostId,
+    pub dst: HostId,
+    /// Bytes on the wire, headers included.
+    pub size: u32,
+    /// Application bytes carried (0 for control packets and trimmed headers).
+    pub payload: u32,
+    /// Transport-defined (DCTCP: byte offset of the first payload byte).
+    pub seq: u64,
+    /// Transport-defined (DCTCP: cumulative acknowledgement).
+    pub ack: u64,
+    /// Transport-defined time stamp (DCTCP: send time, echoed by the ACK).
+    pub ts: Time,
+    /// Transport-defined.
+    pub aux: u32,
+    /// Load-balancing state: ECMP key, or the source route's remaining digits.
+    pub path: u32,
+    pub kind: PacketKind,
+    pub flags: u8,
+    /// Strict-priority class, 0 = highest.
+    pub prio: u8,
+    pub lb: LoadBalancing,
+}
+
+impl Packet {
+    pub fn new(kind: PacketKind, flow: FlowId, src: HostId, dst: HostId, size: u32) -> Packet {
+        Packet {
+            flow,
+            src,
+            dst,
+            size,
+            payload: 0,
+            seq: 0,
+            ack: 0,
+            ts: 0,
+            aux: 0,
+            path: 0,
+            kind,
+            flags: 0,
+            prio: 0,
+            lb: LoadBalancing::Ecmp,
+        }
+    }
+
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// Why a packet left the network; every packet leaves exactly once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Handed to the destination host's transport.
+    Delivered,
+    /// Dropped by a queue.
+    Dropped,
+}
+
+/// The packet pool with packet-conservation accounting.
+///
+/// Invariant (checked by `check_conservation`): created == delivered + dropped + live.
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    live: Vec<bool>,
+    free: Vec<PacketId>,
+    pub created: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    /// Payload cut from packets by trimming switches (the packet itself lives on as a header).
+    pub trimmed: u64,
+}
+
+/// Hard cap on packets alive at once: a run that needs more is diverging (unbounded queues under
+/// overload) and is stopped with a clear error rather than eating all memory.
+pub const MAX_LIVE_PACKETS: usize = 1 << 28;
+
+impl Default for PacketPool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PacketPool {
+    pub fn new() -> PacketPool {
+        PacketPool { slots: Vec::new(), live: Vec::new(), free: Vec::new(), created: 0, delivered: 0, dropped: 0, trimmed: 0 }
+    }
+
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.created += 1;
+        if let Some(id) = self.free.pop() {
+            debug_assert!(!self.live[id as usize]);
+            self.slots[id as usize] = p;
+            self.live[id as usize] = true;
+            id
+        } else {
+            let id = self.slots.len();
+            assert!(id < MAX_LIVE_PACKETS, "more than {MAX_LIVE_PACKETS} packets alive: the run is diverging");
+            self.slots.push(p);
+            self.live.push(true);
+            id as PacketId
+        }
+    }
+
+    #[inline]
+    pub fn release(&mut self, id: PacketId, fate: Fate) {
+        let slot = &mut self.live[id as usize];
+        assert!(*slot, "packet {id} released twice");
+        *slot = false;
+        self.free.push(id);
+        match fate {
+            Fate::Delivered => self.delivered += 1,
+            Fate::Dropped => self.dropped += 1,
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, id: PacketId) -> &Packet {
+        debug_assert!(self.live[id as usize]);
+        &self.slots[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        debug_assert!(self.live[id as usize]);
+        &mut self.slots[id as usize]
+    }
+
+    pub fn live(&self) -> u64 {
+        (self.slots.len() - self.free.len()) as u64
+    }
+
+    /// Peak number of packets alive at once (the pool never shrinks).
+    pub fn capacity_used(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let accounted = self.delivered + self.dropped + self.live();
+        if accounted == self.created {
+            Ok(())
+        } else {
+            Err(format!(
+                "packet conservation violated: created {} != delivered {} + dropped {} + in flight {}",
+                self.created, self.delivered, self.dropped, self.live()
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_is_compact() {
+        assert!(std::mem::size_of::<Packet>() <= 64, "{}", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn pool_reuses_and_accounts() {
+        let mut pool = PacketPool::new();
+        let a = pool.alloc(Packet::new(PacketKind::Data, 0, 0, 1, 100));
+        let b = pool.alloc(Packet::new(PacketKind::Ack, 0, 1, 0, 64));
+        pool.release(a, Fate::Delivered);
+        let c = pool.alloc(Packet::new(PacketKind::Data, 0, 0, 1, 100));
+        assert_eq!(a, c);
+        pool.release(b, Fate::Dropped);
+        assert_eq!(pool.live(), 1);
+        pool.check_conservation().unwrap();
+    }
+
+    #[test]
+    #[should_panic(expected = "released twice")]
+    fn double_release_panics() {
+        let mut pool = PacketPool::new();
+        let a = pool.alloc(Packet::new(PacketKind::Data, 0, 0, 1, 100));
+        pool.release(a, Fate::Delivered);
+        pool.release(a, Fate::Delivered);
+    }
+}

@@ -1,0 +1,189 @@
+//! An egress port: its queues (one FIFO per priority class), the link it drives (rate and
+//! propagation delay) and the packets on that link (the pipe). Ports are store-and-forward: a packet
+//! reaches the far end `tx_time + delay` after it starts serializing, and only then is forwarded.
+//!
+//! The pipe is a FIFO of (arrival time, packet); arrivals are in order because serializations on
+//! one link never overlap. One pending `LinkArrival` event per non-empty pipe suffices.
+
+use crate::engine::time::{Rate, Time};
+use crate::net::packet::PacketId;
+use std::collections::VecDeque;
+
+pub type NodeId = u32;
+pub type PortId = u32;
+
+/// Where a port sits; queue settings can differ per role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortRole {
+    /// A host's NIC, towards its edge switch.
+    HostNic,
+    /// A switch port facing a host (the downlink to the receiver).
+    ToHost,
+    /// A switch port facing another switch.
+    Fabric,
+}
+
+impl PortRole {
+    pub fn name(self) -> &'static str {
+        match self {
+            PortRole::HostNic => "host_nic",
+            PortRole::ToHost => "to_host",
+            PortRole::Fabric => "fabric",
+        }
+    }
+}
+
+/// Occupancy and counters over the measurement window.
+#[derive(Clone, Debug, Default)]
+pub struct OccupancyStats {
+    pub max_bytes: u64,
+    /// Integral of occupancy over time, in byte-picoseconds.
+    pub area: u128,
+    pub last_change: Time,
+}
+
+impl OccupancyStats {
+    /// Records that occupancy changes from `before` to `after` at `now`.
+    #[inline]
+    pub fn update(&mut self, before: u64, after: u64, now: Time) {
+        self.area += before as u128 * (now - self.last_change) as u128;
+        self.last_change = now;
+        if after > self.max_bytes {
+            self.max_bytes = after;
+        }
+    }
+
+    pub fn reset(&mut self, current: u64, now: Time) {
+        *self = OccupancyStats { max_bytes: current, area: 0, last_change: now };
+    }
+
+    /// Time-weighted mean occupancy from `since` to `now` (closing the last interval).
+    pub fn mean(&self, current: u64, since: Time, now: Time) -> f64 {
+        if now <= since {
+            return current as f64;
+        }
+        let area = self.area + current as u128 * (now - self.last_change) as u128;
+        area as f64 / (now - since) as f64
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct PortCounters {
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub drops: u64,
+    pub marks: u64,
+}
+
+pub struct Port {
+    /// The link is busy serializing until this time.
+    pub busy_until: Time,
+    pub rate: Rate,
+    /// Propagation delay, plus the far switch's processing latency.
+    pub delay: Time,
+    pub owner: NodeId,
+    pub peer: NodeId,
+    /// Bytes waiting in the queues (not counting the packet on the wire).
+    pub bytes: u64,
+    pub packets: u64,
+    /// Index of this port's queue configuration.
+    pub cfg: u16,
+    pub role: PortRole,
+    /// A `PortFree` event is pending for this port.
+    pub wake_pending: bool,
+    /// The owner wants to hear when this port goes idle (a host transport that pulls its packets).
+    pub notify_idle: bool,
+    /// Bit c set: class c is paused (link-level flow control).
+    pub paused: u8,
+    classes: Vec<VecDeque<PacketId>>,
+    pipe: VecDeque<(Time, PacketId)>,
+    pub occupancy: OccupancyStats,
+    pub counters: PortCounters,
+}
+
+impl Port {
+    pub fn new(owner: NodeId, peer: NodeId, rate: Rate, delay: Time, role: PortRole, cfg: u16, priorities: u8) -> Port {
+        Port {
+            busy_until: 0,
+            rate,
+            delay,
+            owner,
+            peer,
+            bytes: 0,
+            packets: 0,
+            cfg,
+            role,
+            wake_pending: false,
+            notify_idle: false,
+            paused: 0,
+            classes: (0..priorities).map(|_| VecDeque::new()).collect(),
+            pipe: VecDeque::new(),
+            occupancy: OccupancyStats::default(),
+            counters: PortCounters::default(),
+        }
+    }
+
+    #[inline]
+    pub fn priorities(&self) -> u8 {
+        self.classes.len() as u8
+    }
+
+    #[inline]
+    pub fn class_of(&self, prio: u8) -> usize {
+        (prio as usize).min(self.classes.len() - 1)
+    }
+
+    #[inline]
+    pub fn push(&mut self, class: usize, pkt: PacketId) {
+        self.classes[class].push_back(pkt);
+    }
+
+    /// Removes the packet at the tail of a class (for disciplines that evict, e.g. trimming).
+    pub fn pop_tail(&mut self, class: usize) -> Option<PacketId> {
+        self.classes[class].pop_back()
+    }
+
+    /// The head of the highest-priority class that is not paused.
+    #[inline]
+    pub fn pop_next(&mut self) -> Option<PacketId> {
+        if self.packets == 0 {
+            return None;
+        }
+        for (c, q) in self.classes.iter_mut().enumerate() {
+            if self.paused & (1 << c) == 0 {
+                if let Some(p) = q.pop_front() {
+                    return Some(p);
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether some unpaused class has a packet waiting.
+    #[inline]
+    pub fn has_sendable(&self) -> bool {
+        self.packets > 0 && self.classes.iter().enumerate().any(|(c, q)| self.paused & (1 << c) == 0 && !q.is_empty())
+    }
+
+    #[inline]
+    pub fn pipe_push(&mut self, arrival: Time, pkt: PacketId) -> bool {
+        debug_assert!(self.pipe.back().is_none_or(|&(t, _)| t <= arrival));
+        let was_empty = self.pipe.is_empty();
+        self.pipe.push_back((arrival, pkt));
+        was_empty
+    }
+
+    #[inline]
+    pub fn pipe_pop(&mut self) -> (Time, PacketId) {
+        self.pipe.pop_front().expect("LinkArrival on an empty pipe")
+    }
+
+    #[inline]
+    pub fn pipe_head_time(&self) -> Option<Time> {
+        self.pipe.front().map(|&(t, _)| t)
+    }
+
+    pub fn in_pipe(&self) -> usize {
+        self.pipe.len()
+    }
+}

@@ -1,0 +1,53 @@
+//! What a run returns: result tables plus a summary with provenance.
+
+use crate::metrics::table::Table;
+use crate::scenario::reader::SpecError;
+use std::fmt;
+
+pub struct RunOutput {
+    /// One row per flow: flow_id, src, dst, size_bytes, start_ps, end_ps, fct_ps, ideal_fct_ps,
+    /// slowdown, workload, counted (included in slowdown statistics).
+    pub flows: Table,
+    /// One row per egress port (switch ports and host NICs): occupancy, drops, marks, bytes sent.
+    pub ports: Table,
+    /// One row per switch: occupancy summed over its ports (what SIRD calls "ToR queuing").
+    pub switches: Table,
+    /// Aggregates and provenance (spec, seed, version, wall time, events), as JSON.
+    pub summary: serde_json::Value,
+    /// The spec with every default filled in.
+    pub resolved_spec: serde_json::Value,
+}
+
+#[derive(Debug)]
+pub enum RunError {
+    /// The spec is malformed or impossible; names the field.
+    Spec(SpecError),
+    /// An internal invariant failed (a bug in dcnsim, or a run that diverged); the message says which.
+    Invariant(String),
+    /// A file the spec names could not be read.
+    Io(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Spec(e) => write!(f, "{e}"),
+            RunError::Invariant(m) => write!(f, "invariant violated: {m}"),
+            RunError::Io(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+impl From<SpecError> for RunError {
+    fn from(e: SpecError) -> Self {
+        RunError::Spec(e)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Print progress (simulated time, events/s) to stderr every couple of seconds.
+    pub progress: bool,
+}

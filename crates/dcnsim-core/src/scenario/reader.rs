@@ -1,0 +1,488 @@
+//! Reading a spec section by section, with errors that name the field and, from the same calls, the
+//! parameter documentation that `dcnsim describe` prints. One source of truth: a parameter exists
+//! in the docs exactly when some reader asks for it.
+//!
+//! A `Section` wraps one table of the spec. Every `get`-style call consumes a key; `finish` rejects
+//! keys nobody asked for (typos), suggesting the closest known key. In describe mode there is no
+//! table: calls record a `ParamDoc` and return the default (or a harmless placeholder for required
+//! keys), and checks never fail.
+
+use serde_json::{Map, Value};
+use std::cell::RefCell;
+use std::fmt;
+
+/// A spec error: which field, and what is wrong with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecError {
+    /// Dotted path of the field, e.g. `workload[0].load`.
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "spec error at `{}`: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+pub type SpecResult<T> = Result<T, SpecError>;
+
+/// One documented parameter.
+#[derive(Clone, Debug)]
+pub struct ParamDoc {
+    pub path: String,
+    pub kind: String,
+    pub unit: &'static str,
+    /// `None` when the key is required.
+    pub default: Option<String>,
+    pub doc: &'static str,
+}
+
+enum Mode<'a> {
+    Read(&'a Map<String, Value>),
+    Describe(&'a RefCell<Vec<ParamDoc>>),
+}
+
+/// Where a reading records the value it resolved for every key (defaults included).
+pub type Resolved = RefCell<Vec<(String, Value)>>;
+
+pub struct Section<'a> {
+    path: String,
+    mode: Mode<'a>,
+    used: Vec<String>,
+    rec: Option<&'a Resolved>,
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a float",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "a table",
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+impl<'a> Section<'a> {
+    pub fn new(path: impl Into<String>, table: &'a Map<String, Value>) -> Section<'a> {
+        Section { path: path.into(), mode: Mode::Read(table), used: Vec::new(), rec: None }
+    }
+
+    /// Reads `table` and records every resolved value into `rec` (see `resolved_to_json`).
+    pub fn recording(path: impl Into<String>, table: &'a Map<String, Value>, rec: &'a Resolved) -> Section<'a> {
+        Section { path: path.into(), mode: Mode::Read(table), used: Vec::new(), rec: Some(rec) }
+    }
+
+    fn child(&self, path: String, table: &'a Map<String, Value>) -> Section<'a> {
+        Section { path, mode: Mode::Read(table), used: Vec::new(), rec: self.rec }
+    }
+
+    fn note<T: Into<Value>>(&self, key: &str, v: T) {
+        if let Some(r) = self.rec {
+            r.borrow_mut().push((self.field(key), v.into()));
+        }
+    }
+
+    pub fn describe(path: impl Into<String>, docs: &'a RefCell<Vec<ParamDoc>>) -> Section<'a> {
+        Section { path: path.into(), mode: Mode::Describe(docs), used: Vec::new(), rec: None }
+    }
+
+    pub fn is_describe(&self) -> bool {
+        matches!(self.mode, Mode::Describe(_))
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub fn field(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{}", self.path, key)
+        }
+    }
+
+    /// An error about `key` of this section.
+    pub fn err(&self, key: &str, message: impl Into<String>) -> SpecError {
+        SpecError { field: self.field(key), message: message.into() }
+    }
+
+    /// Fails with `message` unless `ok` (never fails in describe mode).
+    pub fn ensure(&self, ok: bool, key: &str, message: impl Into<String>) -> SpecResult<()> {
+        if ok || self.is_describe() {
+            Ok(())
+        } else {
+            Err(self.err(key, message))
+        }
+    }
+
+    fn record(&self, key: &str, kind: String, unit: &'static str, default: Option<String>, doc: &'static str) {
+        if let Mode::Describe(docs) = &self.mode {
+            docs.borrow_mut().push(ParamDoc { path: self.field(key), kind, unit, default, doc });
+        }
+    }
+
+    fn raw(&mut self, key: &str) -> Option<&'a Value> {
+        self.used.push(key.to_string());
+        match self.mode {
+            Mode::Read(m) => m.get(key),
+            Mode::Describe(_) => None,
+        }
+    }
+
+    /// Whether the key is present (does not consume it).
+    pub fn has(&self, key: &str) -> bool {
+        match self.mode {
+            Mode::Read(m) => m.contains_key(key),
+            Mode::Describe(_) => false,
+        }
+    }
+
+    fn missing(&self, key: &str) -> SpecError {
+        self.err(key, "required key is missing")
+    }
+
+    fn as_f64(&self, key: &str, v: &Value) -> SpecResult<f64> {
+        match v.as_f64() {
+            Some(x) if x.is_finite() => Ok(x),
+            Some(_) => Err(self.err(key, "must be a finite number")),
+            None => Err(self.err(key, format!("expected a number, got {}", type_name(v)))),
+        }
+    }
+
+    fn as_u64(&self, key: &str, v: &Value) -> SpecResult<u64> {
+        if let Some(x) = v.as_u64() {
+            return Ok(x);
+        }
+        match v {
+            Value::Number(n) if n.as_i64().is_some() => {
+                Err(self.err(key, format!("must be a non-negative integer, got {n}")))
+            }
+            Value::Number(n) => Err(self.err(key, format!("expected an integer, got the float {n}"))),
+            _ => Err(self.err(key, format!("expected an integer, got {}", type_name(v)))),
+        }
+    }
+
+    pub fn f64(&mut self, key: &str, unit: &'static str, doc: &'static str) -> SpecResult<f64> {
+        self.record(key, "float".into(), unit, None, doc);
+        let r = match self.raw(key) {
+            Some(v) => self.as_f64(key, v),
+            None if self.is_describe() => Ok(1.0),
+            None => Err(self.missing(key)),
+        }?;
+        self.note(key, r);
+        Ok(r)
+    }
+
+    pub fn f64_or(&mut self, key: &str, default: f64, unit: &'static str, doc: &'static str) -> SpecResult<f64> {
+        self.record(key, "float".into(), unit, Some(format!("{default}")), doc);
+        let r = match self.raw(key) {
+            Some(v) => self.as_f64(key, v),
+            None => Ok(default),
+        }?;
+        self.note(key, r);
+        Ok(r)
+    }
+
+    /// An optional float with no default value (absent means "not set", e.g. no limit).
+    pub fn f64_opt(&mut self, key: &str, unit: &'static str, doc: &'static str) -> SpecResult<Option<f64>> {
+        self.record(key, "float".into(), unit, Some("unset".into()), doc);
+        let r = match self.raw(key) {
+            Some(v) => self.as_f64(key, v).map(Some),
+            None => Ok(None),
+        }?;
+        if let Some(x) = r {
+            self.note(key, x);
+        }
+        Ok(r)
+    }
+
+    pub fn u64(&mut self, key: &str, unit: &'static str, doc: &'static str) -> SpecResult<u64> {
+        self.record(key, "integer".into(), unit, None, doc);
+        let r = match self.raw(key) {
+            Some(v) => self.as_u64(key, v),
+            None if self.is_describe() => Ok(1),
+            None => Err(self.missing(key)),
+        }?;
+        self.note(key, r);
+        Ok(r)
+    }
+
+    pub fn u64_or(&mut self, key: &str, default: u64, unit: &'static str, doc: &'static str) -> SpecResult<u64> {
+        self.record(key, "integer".into(), unit, Some(format!("{default}")), doc);
+        let r = match self.raw(key) {
+            Some(v) => self.as_u64(key, v),
+            None => Ok(default),
+        }?;
+        self.note(key, r);
+        Ok(r)
+    }
+
+    pub fn u64_opt(&mut self, key: &str, unit: &'static str, doc: &'static str) -> SpecResult<Option<u64>> {
+        self.record(key, "integer".into(), unit, Some("unset".into()), doc);
+        let r = match self.raw(key) {
+            Some(v) => self.as_u64(key, v).map(Some),
+            None => Ok(None),
+        }?;
+        if let Some(x) = r {
+            self.note(key, x);
+        }
+        Ok(r)
+    }
+
+    pub fn bool_or(&mut self, key: &str, default: bool, doc: &'static str) -> SpecResult<bool> {
+        self.record(key, "bool".into(), "", Some(format!("{default}")), doc);
+        let r = match self.raw(key) {
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(v) => Err(self.err(key, format!("expected true or false, got {}", type_name(v)))),
+            None => Ok(default),
+        }?;
+        self.note(key, r);
+        Ok(r)
+    }
+
+    pub fn string(&mut self, key: &str, doc: &'static str) -> SpecResult<String> {
+        self.record(key, "string".into(), "", None, doc);
+        let r = match self.raw(key) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(v) => Err(self.err(key, format!("expected a string, got {}", type_name(v)))),
+            None if self.is_describe() => Ok(String::new()),
+            None => Err(self.missing(key)),
+        }?;
+        self.note(key, r.clone());
+        Ok(r)
+    }
+
+    pub fn string_opt(&mut self, key: &str, doc: &'static str) -> SpecResult<Option<String>> {
+        self.record(key, "string".into(), "", Some("unset".into()), doc);
+        let r = match self.raw(key) {
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(self.err(key, format!("expected a string, got {}", type_name(v)))),
+            None => Ok(None),
+        }?;
+        if let Some(x) = &r {
+            self.note(key, x.clone());
+        }
+        Ok(r)
+    }
+
+    fn check_choice(&self, key: &str, s: &str, choices: &[&str]) -> SpecResult<()> {
+        if choices.contains(&s) {
+            return Ok(());
+        }
+        let mut msg = format!("unknown value \"{s}\"; expected one of: {}", choices.join(", "));
+        if let Some(best) = choices.iter().min_by_key(|c| edit_distance(s, c)) {
+            if edit_distance(s, best) <= 2 {
+                msg.push_str(&format!(" (did you mean \"{best}\"?)"));
+            }
+        }
+        Err(self.err(key, msg))
+    }
+
+    /// A name from a fixed list; required. In describe mode returns the first choice.
+    pub fn choice(&mut self, key: &str, choices: &[&str], doc: &'static str) -> SpecResult<String> {
+        self.record(key, format!("one of {}", choices.join("|")), "", None, doc);
+        let r = match self.raw(key) {
+            Some(Value::String(s)) => self.check_choice(key, s, choices).map(|_| s.clone()),
+            Some(v) => Err(self.err(key, format!("expected a string, got {}", type_name(v)))),
+            None if self.is_describe() => Ok(choices[0].to_string()),
+            None => Err(self.missing(key)),
+        }?;
+        self.note(key, r.clone());
+        Ok(r)
+    }
+
+    pub fn choice_or(&mut self, key: &str, choices: &[&str], default: &str, doc: &'static str) -> SpecResult<String> {
+        debug_assert!(choices.contains(&default));
+        self.record(key, format!("one of {}", choices.join("|")), "", Some(format!("\"{default}\"")), doc);
+        let r = match self.raw(key) {
+            Some(Value::String(s)) => self.check_choice(key, s, choices).map(|_| s.clone()),
+            Some(v) => Err(self.err(key, format!("expected a string, got {}", type_name(v)))),
+            None => Ok(default.to_string()),
+        }?;
+        self.note(key, r.clone());
+        Ok(r)
+    }
+
+    /// A list of floats (e.g. size-group edges); `default` when absent.
+    pub fn f64_list_or(&mut self, key: &str, default: &[f64], unit: &'static str, doc: &'static str) -> SpecResult<Vec<f64>> {
+        self.record(key, "array of floats".into(), unit, Some(format!("{default:?}")), doc);
+        let r: Vec<f64> = match self.raw(key) {
+            Some(Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| self.as_f64(&format!("{key}[{i}]"), v))
+                .collect(),
+            Some(v) => Err(self.err(key, format!("expected an array, got {}", type_name(v)))),
+            None => Ok(default.to_vec()),
+        }?;
+        self.note(key, r.clone());
+        Ok(r)
+    }
+
+    /// A nested table. Absent tables read as empty (all defaults), so `[net]` may be omitted.
+    pub fn table(&mut self, key: &str, doc: &'static str) -> SpecResult<Section<'a>> {
+        let path = self.field(key);
+        self.record(key, "table".into(), "", Some("{}".into()), doc);
+        let raw = self.raw(key);
+        match (&self.mode, raw) {
+            (Mode::Describe(d), _) => Ok(Section::describe(path, d)),
+            (_, Some(Value::Object(m))) => Ok(self.child(path, m)),
+            (_, Some(v)) => Err(self.err(key, format!("expected a table, got {}", type_name(v)))),
+            (_, None) => Ok(self.child(path, empty_map())),
+        }
+    }
+
+    /// Whether a nested table is present (for optional override tables).
+    pub fn table_opt(&mut self, key: &str, doc: &'static str) -> SpecResult<Option<Section<'a>>> {
+        if self.is_describe() || self.has(key) {
+            self.table(key, doc).map(Some)
+        } else {
+            self.used.push(key.to_string());
+            Ok(None)
+        }
+    }
+
+    /// An array of tables (`[[workload]]`). In describe mode returns one describe section.
+    pub fn tables(&mut self, key: &str, doc: &'static str) -> SpecResult<Vec<Section<'a>>> {
+        let path = self.field(key);
+        self.record(key, "array of tables".into(), "", None, doc);
+        let raw = self.raw(key);
+        match (&self.mode, raw) {
+            (Mode::Describe(d), _) => Ok(vec![Section::describe(format!("{path}[]"), d)]),
+            (_, Some(Value::Array(a))) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::Object(m) => Ok(self.child(format!("{path}[{i}]"), m)),
+                    _ => Err(SpecError { field: format!("{path}[{i}]"), message: format!("expected a table, got {}", type_name(v)) }),
+                })
+                .collect(),
+            (_, Some(Value::Object(m))) => Ok(vec![self.child(format!("{path}[0]"), m)]),
+            (_, Some(v)) => Err(self.err(key, format!("expected an array of tables, got {}", type_name(v)))),
+            (_, None) => Err(self.missing(key)),
+        }
+    }
+
+    /// Rejects keys that no reader consumed.
+    pub fn finish(self) -> SpecResult<()> {
+        let Mode::Read(m) = self.mode else { return Ok(()) };
+        for key in m.keys() {
+            if !self.used.iter().any(|u| u == key) {
+                let mut msg = "unknown key".to_string();
+                if let Some(best) = self.used.iter().min_by_key(|u| edit_distance(key, u)) {
+                    if edit_distance(key, best) <= 3 {
+                        msg.push_str(&format!(" (did you mean `{best}`?)"));
+                    }
+                }
+                if !self.used.is_empty() {
+                    let mut known: Vec<&str> = self.used.iter().map(|s| s.as_str()).collect();
+                    known.sort();
+                    known.dedup();
+                    msg.push_str(&format!("; known keys here: {}", known.join(", ")));
+                }
+                return Err(SpecError { field: self.field(key), message: msg });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds the nested JSON document from recorded `(dotted.path[i].key, value)` pairs.
+pub fn resolved_to_json(rec: &[(String, Value)]) -> Value {
+    let mut root = Value::Object(Map::new());
+    for (path, v) in rec {
+        insert_path(&mut root, &path.split('.').collect::<Vec<_>>(), v.clone());
+    }
+    root
+}
+
+fn insert_path(node: &mut Value, segs: &[&str], v: Value) {
+    let seg = segs[0];
+    let (name, index) = match seg.find('[') {
+        Some(b) => (&seg[..b], seg[b + 1..seg.len() - 1].parse::<usize>().ok()),
+        None => (seg, None),
+    };
+    let obj = node.as_object_mut().expect("resolved path crosses a non-table");
+    match index {
+        None if segs.len() == 1 => {
+            obj.insert(name.to_string(), v);
+        }
+        None => insert_path(obj.entry(name.to_string()).or_insert_with(|| Value::Object(Map::new())), &segs[1..], v),
+        Some(ix) => {
+            let arr = obj.entry(name.to_string()).or_insert_with(|| Value::Array(Vec::new()));
+            let arr = arr.as_array_mut().expect("resolved array");
+            while arr.len() <= ix {
+                arr.push(Value::Object(Map::new()));
+            }
+            insert_path(&mut arr[ix], &segs[1..], v);
+        }
+    }
+}
+
+fn empty_map() -> &'static Map<String, Value> {
+    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Map::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn errors_name_the_field() {
+        let v = json!({"load": -0.5, "k": 3.5, "name": 4, "lod": 1});
+        let m = v.as_object().unwrap();
+        let mut s = Section::new("workload[0]", m);
+        let load = s.f64("load", "", "").unwrap();
+        let e = s.ensure(load >= 0.0, "load", "must be >= 0").unwrap_err();
+        assert_eq!(e.field, "workload[0].load");
+        let e = s.u64("k", "", "").unwrap_err();
+        assert!(e.message.contains("float"), "{e}");
+        let e = s.string("name", "").unwrap_err();
+        assert!(e.message.contains("expected a string"), "{e}");
+        let e = s.finish().unwrap_err();
+        assert_eq!(e.field, "workload[0].lod");
+        assert!(e.message.contains("did you mean `load`"), "{e}");
+    }
+
+    #[test]
+    fn choices_suggest() {
+        let v = json!({"protocol": "dctpc"});
+        let mut s = Section::new("transport", v.as_object().unwrap());
+        let e = s.choice("protocol", &["dctcp", "newreno"], "").unwrap_err();
+        assert!(e.message.contains("did you mean \"dctcp\""), "{e}");
+    }
+
+    #[test]
+    fn describe_records_defaults() {
+        let docs = RefCell::new(Vec::new());
+        let mut s = Section::describe("net", &docs);
+        assert_eq!(s.u64_or("mtu_bytes", 1500, "bytes", "MTU").unwrap(), 1500);
+        s.f64("rate_gbps", "Gb/s", "rate").unwrap();
+        let d = docs.borrow();
+        assert_eq!(d[0].path, "net.mtu_bytes");
+        assert_eq!(d[0].default.as_deref(), Some("1500"));
+        assert!(d[1].default.is_none());
+    }
+}

@@ -1,0 +1,172 @@
+//! The simulation: build the network, the transport and the workload from a spec, then pop events
+//! until the end. The loop only dispatches; the network, transport and metrics do the work.
+
+use super::output::{RunError, RunOptions, RunOutput};
+use super::reader::{resolved_to_json, Resolved, Section};
+use super::spec::RunSpec;
+use crate::engine::events::{Event, EventQueue};
+use crate::engine::time::{to_us, Time};
+use crate::metrics::flows::{FlowLog, FlowRecord};
+use crate::net::packet::{Fate, PacketKind};
+use crate::net::Network;
+use crate::transport::{Ctx, Transport};
+use crate::workload::{FlowArrival, Workload, WorkloadEnv};
+use std::time::Instant;
+
+pub struct Simulation {
+    pub spec: RunSpec,
+    pub events: EventQueue,
+    pub net: Network,
+    pub transport: Transport,
+    pub flows: FlowLog,
+    pub workload: Workload,
+    next_arrival: Option<FlowArrival>,
+    /// When the run actually ended (the duration, or earlier once all work is done).
+    pub ended_at: Time,
+    data_delivered: u64,
+}
+
+impl Simulation {
+    pub fn new(spec: RunSpec) -> Result<Simulation, RunError> {
+        let graph = spec.topology.build();
+        let net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.seed)
+            .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
+        let env = WorkloadEnv {
+            hosts: net.hosts,
+            host_rate: spec.topology.host_rate(),
+            rack_of: (0..net.hosts).map(|h| net.routes.edge_of_host[h as usize] - net.hosts).collect(),
+            seed: spec.seed,
+            end: spec.duration,
+            mss_bytes: spec.framing.mss(),
+        };
+        let mut workload = Workload::build(&spec.workload, &env)?;
+        let transport = Transport::new(&spec.transport, spec.framing, net.hosts);
+        let mut events = EventQueue::new();
+        let next_arrival = workload.next();
+        if let Some(a) = &next_arrival {
+            events.schedule(a.start, Event::FlowArrival);
+        }
+        if spec.warmup > 0 {
+            events.schedule(spec.warmup, Event::MeasureStart);
+        }
+        let mut flows = FlowLog::new(net.hosts);
+        if spec.warmup == 0 {
+            flows.open_window();
+        }
+        Ok(Simulation { spec, events, net, transport, flows, workload, next_arrival, ended_at: 0, data_delivered: 0 })
+    }
+
+    /// Runs to the end. Returns the number of events processed.
+    pub fn run(&mut self, opts: &RunOptions) -> Result<u64, RunError> {
+        let end = self.spec.duration;
+        let started = Instant::now();
+        let mut last_report = started;
+        let framing = self.spec.framing;
+        loop {
+            let Some(t) = self.events.peek_time() else { break };
+            if t > end {
+                break;
+            }
+            let (now, ev) = self.events.pop().expect("peeked");
+            match ev {
+                Event::LinkArrival(port) => {
+                    let (pkt, node) = self.net.on_link_arrival(port, now, &mut self.events);
+                    if node >= self.net.hosts {
+                        self.net.forward(node, pkt, now, &mut self.events);
+                    } else {
+                        let p = *self.net.pool.get(pkt);
+                        debug_assert_eq!(p.dst, node, "packet for host {} reached host {node}", p.dst);
+                        self.net.pool.release(pkt, Fate::Delivered);
+                        self.data_delivered += u64::from(p.kind == PacketKind::Data);
+                        let mut ctx = Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
+                        self.transport.on_packet(&mut ctx, node, &p);
+                    }
+                }
+                Event::PortFree(port) => {
+                    if self.net.on_port_free(port, now, &mut self.events) {
+                        let host = self.net.ports[port as usize].owner;
+                        let mut ctx = Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
+                        self.transport.on_nic_idle(&mut ctx, host);
+                    }
+                }
+                Event::Timer { kind, id } => {
+                    let mut ctx = Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
+                    self.transport.on_timer(&mut ctx, kind, id);
+                }
+                Event::FlowArrival => self.start_flows(now),
+                Event::MeasureStart => {
+                    self.net.reset_stats(now);
+                    self.flows.open_window();
+                }
+                Event::Sample => {}
+            }
+            self.ended_at = now;
+            if self.spec.stop_when_done && self.next_arrival.is_none() && self.flows.finished == self.flows.records.len() as u64 {
+                break;
+            }
+            if opts.progress && self.events.processed & 0xFFFFF == 0 {
+                let wall = last_report.elapsed().as_secs_f64();
+                if wall >= 2.0 {
+                    last_report = Instant::now();
+                    let total = started.elapsed().as_secs_f64();
+                    eprintln!(
+                        "[dcnsim] {:.3} of {:.3} ms simulated ({:.0}%), {} flows started, {} finished, {:.2} M events/s",
+                        to_us(now) / 1e3,
+                        to_us(end) / 1e3,
+                        100.0 * now as f64 / end as f64,
+                        self.flows.records.len(),
+                        self.flows.finished,
+                        self.events.processed as f64 / total / 1e6
+                    );
+                }
+            }
+        }
+        if !(self.spec.stop_when_done && self.next_arrival.is_none() && self.flows.finished == self.flows.records.len() as u64) {
+            self.ended_at = end;
+        }
+        self.net.check_conservation().map_err(RunError::Invariant)?;
+        Ok(self.events.processed)
+    }
+
+    /// Data packets handed to receiving hosts (the bench's throughput measure).
+    pub fn data_packets_delivered(&self) -> u64 {
+        self.data_delivered
+    }
+
+    /// Starts every flow due now, then schedules the next arrival.
+    fn start_flows(&mut self, now: Time) {
+        while let Some(a) = self.next_arrival.filter(|a| a.start <= now) {
+            debug_assert_eq!(a.start, now);
+            let id = self.flows.start(FlowRecord { src: a.src, dst: a.dst, size: a.size_bytes, start: now, end: None, component: a.component });
+            let mut ctx = Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing: self.spec.framing };
+            self.transport.start_flow(&mut ctx, id);
+            self.next_arrival = self.workload.next();
+        }
+        if let Some(a) = &self.next_arrival {
+            self.events.schedule(a.start, Event::FlowArrival);
+        }
+    }
+}
+
+/// Reads and validates a spec; returns it with the resolved form (every default filled in).
+pub fn read_spec(spec: &serde_json::Value) -> Result<(RunSpec, serde_json::Value), RunError> {
+    let Some(map) = spec.as_object() else {
+        return Err(RunError::Spec(crate::scenario::reader::SpecError { field: "(root)".into(), message: "the spec must be a table".into() }));
+    };
+    let rec = Resolved::default();
+    let mut top = Section::recording("", map, &rec);
+    let parsed = RunSpec::read(&mut top)?;
+    top.finish()?;
+    let resolved = resolved_to_json(&rec.borrow());
+    Ok((parsed, resolved))
+}
+
+/// Reads the spec, simulates, and collects the results.
+pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {
+    let (parsed, resolved) = read_spec(spec)?;
+    let wall = Instant::now();
+    let mut sim = Simulation::new(parsed)?;
+    let events = sim.run(opts)?;
+    let wall_s = wall.elapsed().as_secs_f64();
+    Ok(crate::metrics::summary::collect(&sim, resolved, events, wall_s))
+}

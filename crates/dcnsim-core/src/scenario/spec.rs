@@ -1,0 +1,134 @@
+//! The run spec: every section, read and validated up front. The same reading code documents the
+//! parameters (`describe`), so the docs cannot drift from what is accepted.
+
+use super::reader::{Section, SpecResult};
+use crate::engine::time::{from_us, Time};
+use crate::net::packet::LoadBalancing;
+use crate::net::queue::QueueConfig;
+use crate::net::QueueConfigs;
+use crate::topology::TopologySpec;
+use crate::transport::{Framing, TransportSpec};
+use crate::workload::WorkloadSpec;
+
+#[derive(Clone, Debug)]
+pub struct MetricsSpec {
+    /// Edges of the slowdown size groups in bytes; `None` = the SIRD groups (MSS, BDP, 8 BDP).
+    pub size_group_edges: Option<Vec<u64>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub name: String,
+    pub seed: u64,
+    pub duration: Time,
+    pub warmup: Time,
+    pub stop_when_done: bool,
+    pub framing: Framing,
+    pub switch_latency: Time,
+    pub topology: TopologySpec,
+    pub queues: QueueConfigs,
+    pub load_balancing: LoadBalancing,
+    pub transport: TransportSpec,
+    pub workload: WorkloadSpec,
+    pub metrics: MetricsSpec,
+}
+
+/// Longest run we accept: guards against a unit slip (e.g. ns typed as us).
+pub const MAX_DURATION_US: f64 = 1e8;
+
+impl RunSpec {
+    pub fn read(top: &mut Section) -> SpecResult<RunSpec> {
+        let name = top.string_opt("name", "a label for the run (free text)")?.unwrap_or_default();
+        let seed = top.u64_or("seed", 1, "", "run seed: every random stream derives from it")?;
+        let duration_us = top.f64("duration_us", "us", "simulated time to run")?;
+        top.ensure(duration_us > 0.0 && duration_us <= MAX_DURATION_US, "duration_us",
+            format!("must be in (0, {MAX_DURATION_US}] us, got {duration_us}"))?;
+        let stop_when_done = top.bool_or("stop_when_done", true,
+            "end early once the workload has no more arrivals and every flow has finished")?;
+
+        let mut m = top.table("measure", "the measurement window")?;
+        let warmup_us = m.f64_or("warmup_us", 0.0, "us",
+            "statistics (goodput, queues, counters, slowdown) cover only flows and time after this")?;
+        m.ensure(warmup_us >= 0.0 && warmup_us < duration_us, "warmup_us",
+            format!("must be in [0, duration_us), got {warmup_us}"))?;
+        m.finish()?;
+
+        let mut n = top.table("net", "packet format and switch model")?;
+        let mtu = n.u64_or("mtu_bytes", 1500, "bytes", "wire bytes of a full-sized data packet, headers included")?;
+        let header = n.u64_or("header_bytes", 64, "bytes", "header bytes in every data packet (part of mtu_bytes)")?;
+        let control = n.u64_or("control_bytes", 64, "bytes", "wire bytes of a control packet (ACK, NACK, PULL, credit, trimmed header)")?;
+        let latency = n.f64_or("switch_latency_us", 0.0, "us", "processing latency added at every switch")?;
+        n.ensure((64..=65_536).contains(&mtu), "mtu_bytes", format!("must be in [64, 65536], got {mtu}"))?;
+        n.ensure(header < mtu, "header_bytes", format!("must be smaller than mtu_bytes ({mtu}), got {header}"))?;
+        n.ensure((1..=65_536).contains(&control), "control_bytes", "must be in [1, 65536]")?;
+        n.ensure((0.0..=1e6).contains(&latency), "switch_latency_us", "must be in [0, 1e6] us")?;
+        n.finish()?;
+        let framing = Framing { mtu_bytes: mtu as u32, header_bytes: header as u32, control_bytes: control as u32 };
+
+        let mut t = top.table("topology", "the fabric")?;
+        let topology = TopologySpec::read(&mut t)?;
+        t.finish()?;
+
+        let mut q = top.table("queue", "egress queues of switch ports; sub-tables override per port role")?;
+        let switch_q = QueueConfig::read(&mut q, &QueueConfig::infinite())?;
+        let role = |q: &mut Section, key: &str, base: &QueueConfig, doc: &'static str| -> SpecResult<QueueConfig> {
+            match q.table_opt(key, doc)? {
+                Some(mut s) => {
+                    let c = QueueConfig::read(&mut s, base)?;
+                    s.finish()?;
+                    Ok(c)
+                }
+                None => Ok(base.clone()),
+            }
+        };
+        let to_host = role(&mut q, "to_host", &switch_q, "overrides for switch ports facing hosts")?;
+        let fabric = role(&mut q, "fabric", &switch_q, "overrides for switch-to-switch ports")?;
+        let nic_base = QueueConfig { priorities: switch_q.priorities, ..QueueConfig::infinite() };
+        let nic = role(&mut q, "nic", &nic_base, "host NIC queues (default: infinite, no ECN, same priorities as switches)")?;
+        q.finish()?;
+
+        let mut r = top.table("routing", "load balancing over equal-cost paths")?;
+        let lb = r.choice_or("load_balancing", &["ecmp", "spray", "source"], "ecmp",
+            "ecmp: per-flow hash; spray: random per packet at every switch; source: the sender picks the path per packet")?;
+        r.finish()?;
+        let load_balancing = match lb.as_str() {
+            "ecmp" => LoadBalancing::Ecmp,
+            "spray" => LoadBalancing::Spray,
+            _ => LoadBalancing::Source,
+        };
+
+        let mut tr = top.table("transport", "the transport protocol and its parameters")?;
+        let transport = TransportSpec::read(&mut tr, load_balancing)?;
+        tr.finish()?;
+
+        let workload = WorkloadSpec::read(top)?;
+
+        let mut me = top.table("metrics", "what to measure")?;
+        let edges = if me.has("size_group_edges_bytes") || me.is_describe() {
+            let e = me.f64_list_or("size_group_edges_bytes", &[], "bytes",
+                "edges of the slowdown size groups; default: MSS, BDP, 8 x BDP (the SIRD paper's groups)")?;
+            me.ensure(!e.is_empty() && e.windows(2).all(|w| w[0] < w[1]) && e[0] > 0.0, "size_group_edges_bytes",
+                "must be a non-empty, strictly increasing list of positive sizes")?;
+            Some(e.iter().map(|&x| x as u64).collect())
+        } else {
+            None
+        };
+        me.finish()?;
+
+        Ok(RunSpec {
+            name,
+            seed,
+            duration: from_us(duration_us),
+            warmup: from_us(warmup_us),
+            stop_when_done,
+            framing,
+            switch_latency: from_us(latency),
+            topology,
+            queues: QueueConfigs { nic, to_host, fabric },
+            load_balancing,
+            transport,
+            workload,
+            metrics: MetricsSpec { size_group_edges: edges },
+        })
+    }
+}

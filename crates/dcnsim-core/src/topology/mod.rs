@@ -1,0 +1,197 @@
+//! Topologies are data: a spec table becomes a `Graph` (hosts, switches, links) that the network
+//! is built from. Hosts are nodes 0..hosts; switches follow. Every host has exactly one link, to
+//! its edge switch (ToR).
+
+pub mod builders;
+
+use crate::engine::time::{from_us, Rate, Time};
+use crate::scenario::reader::{Section, SpecResult};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// Top-of-rack / leaf: the switch hosts attach to.
+    Edge,
+    /// Aggregation (fat-tree middle tier).
+    Aggregation,
+    /// Spine / core.
+    Core,
+}
+
+impl Tier {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Edge => "edge",
+            Tier::Aggregation => "aggregation",
+            Tier::Core => "core",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SwitchInfo {
+    pub name: String,
+    pub tier: Tier,
+}
+
+/// A bidirectional link with the same rate and delay both ways.
+#[derive(Clone, Debug)]
+pub struct Link {
+    pub a: u32,
+    pub b: u32,
+    pub rate: Rate,
+    pub delay: Time,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub hosts: u32,
+    pub switches: Vec<SwitchInfo>,
+    pub links: Vec<Link>,
+}
+
+/// Limits that keep a typo from allocating the machine away.
+pub const MAX_HOSTS: u64 = 1 << 20;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TopologySpec {
+    SingleSwitch { hosts: u32, host_rate_gbps: f64, host_delay_us: f64 },
+    Dumbbell { hosts_per_side: u32, host_rate_gbps: f64, host_delay_us: f64, bottleneck_rate_gbps: f64, bottleneck_delay_us: f64 },
+    LeafSpine { racks: u32, hosts_per_rack: u32, spines: u32, host_rate_gbps: f64, core_rate_gbps: f64, host_delay_us: f64, core_delay_us: f64 },
+    FatTree { k: u32, oversubscription: u32, host_rate_gbps: f64, core_rate_gbps: f64, host_delay_us: f64, core_delay_us: f64 },
+}
+
+pub const KINDS: &[(&str, &str)] = &[
+    ("single_switch", "N hosts on one switch"),
+    ("dumbbell", "two switches joined by one bottleneck link, hosts_per_side hosts on each"),
+    ("leaf_spine", "two tiers: racks of hosts under leaf switches, every leaf linked to every spine"),
+    ("fat_tree", "three-tier k-ary fat tree (k^3/4 hosts at oversubscription 1)"),
+];
+
+fn rate(s: &mut Section, key: &str, doc: &'static str) -> SpecResult<f64> {
+    let v = s.f64(key, "Gb/s", doc)?;
+    s.ensure(v > 0.0 && v <= 100_000.0, key, format!("must be in (0, 100000] Gb/s, got {v}"))?;
+    Ok(v)
+}
+
+fn delay(s: &mut Section, key: &str, default: f64, doc: &'static str) -> SpecResult<f64> {
+    let v = s.f64_or(key, default, "us", doc)?;
+    s.ensure((0.0..=1e6).contains(&v), key, format!("must be in [0, 1e6] us, got {v}"))?;
+    Ok(v)
+}
+
+fn count(s: &mut Section, key: &str, min: u64, doc: &'static str) -> SpecResult<u32> {
+    let v = s.u64(key, "count", doc)?;
+    s.ensure(v >= min, key, format!("must be at least {min}, got {v}"))?;
+    s.ensure(v <= MAX_HOSTS, key, format!("must be at most {MAX_HOSTS}, got {v}"))?;
+    Ok(v as u32)
+}
+
+impl TopologySpec {
+    /// Reads `[topology]`; in describe mode documents every kind's keys.
+    pub fn read(s: &mut Section) -> SpecResult<TopologySpec> {
+        if s.is_describe() {
+            for (kind, _) in KINDS {
+                Self::read_kind(s, kind)?;
+            }
+            s.choice("kind", &KINDS.iter().map(|k| k.0).collect::<Vec<_>>(), "topology kind")?;
+            return Ok(TopologySpec::SingleSwitch { hosts: 2, host_rate_gbps: 1.0, host_delay_us: 1.0 });
+        }
+        let kind = s.choice("kind", &KINDS.iter().map(|k| k.0).collect::<Vec<_>>(), "topology kind")?;
+        let t = Self::read_kind(s, &kind)?;
+        let hosts = t.host_count();
+        s.ensure(hosts <= MAX_HOSTS, "kind", format!("{hosts} hosts exceeds the limit of {MAX_HOSTS}"))?;
+        Ok(t)
+    }
+
+    fn read_kind(s: &mut Section, kind: &str) -> SpecResult<TopologySpec> {
+        let host_rate_doc = "rate of every host link";
+        let host_delay_doc = "propagation delay of every host link";
+        Ok(match kind {
+            "single_switch" => TopologySpec::SingleSwitch {
+                hosts: count(s, "hosts", 2, "[single_switch] number of hosts")?,
+                host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
+                host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
+            },
+            "dumbbell" => TopologySpec::Dumbbell {
+                hosts_per_side: count(s, "hosts_per_side", 1, "[dumbbell] hosts on each side")?,
+                host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
+                host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
+                bottleneck_rate_gbps: rate(s, "bottleneck_rate_gbps", "[dumbbell] rate of the switch-to-switch link")?,
+                bottleneck_delay_us: delay(s, "bottleneck_delay_us", 1.0, "[dumbbell] delay of the switch-to-switch link")?,
+            },
+            "leaf_spine" => TopologySpec::LeafSpine {
+                racks: count(s, "racks", 1, "[leaf_spine] leaf switches (racks)")?,
+                hosts_per_rack: count(s, "hosts_per_rack", 1, "[leaf_spine] hosts under each leaf")?,
+                spines: count(s, "spines", 1, "[leaf_spine] spine switches; each leaf has one link to each")?,
+                host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
+                core_rate_gbps: rate(s, "core_rate_gbps", "[leaf_spine, fat_tree] rate of switch-to-switch links")?,
+                host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
+                core_delay_us: delay(s, "core_delay_us", 1.0, "[leaf_spine, fat_tree] delay of switch-to-switch links")?,
+            },
+            "fat_tree" => {
+                let k = s.u64("k", "ports", "[fat_tree] switch radix k: k pods, k^3/4 hosts")?;
+                s.ensure(k >= 2 && k % 2 == 0, "k", format!("must be an even number >= 2, got {k}"))?;
+                s.ensure(k <= 128, "k", format!("must be at most 128, got {k}"))?;
+                let over = s.u64_or("oversubscription", 1, "ratio",
+                    "[fat_tree] hosts per ToR = oversubscription x k/2 (1 = full bisection)")?;
+                s.ensure((1..=64).contains(&over), "oversubscription", "must be an integer in [1, 64]")?;
+                let host_rate_gbps = rate(s, "host_rate_gbps", host_rate_doc)?;
+                TopologySpec::FatTree {
+                    k: k as u32,
+                    oversubscription: over as u32,
+                    host_rate_gbps,
+                    core_rate_gbps: if s.has("core_rate_gbps") || s.is_describe() {
+                        rate(s, "core_rate_gbps", "[leaf_spine, fat_tree] rate of switch-to-switch links")?
+                    } else {
+                        s.f64_or("core_rate_gbps", host_rate_gbps, "Gb/s", "")?
+                    },
+                    host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
+                    core_delay_us: delay(s, "core_delay_us", 1.0, "[leaf_spine, fat_tree] delay of switch-to-switch links")?,
+                }
+            }
+            other => unreachable!("unknown topology kind {other}"),
+        })
+    }
+
+    pub fn host_count(&self) -> u64 {
+        match *self {
+            TopologySpec::SingleSwitch { hosts, .. } => hosts as u64,
+            TopologySpec::Dumbbell { hosts_per_side, .. } => 2 * hosts_per_side as u64,
+            TopologySpec::LeafSpine { racks, hosts_per_rack, .. } => racks as u64 * hosts_per_rack as u64,
+            TopologySpec::FatTree { k, oversubscription, .. } => {
+                let k = k as u64;
+                k * k / 2 * (k / 2) * oversubscription as u64
+            }
+        }
+    }
+
+    pub fn host_rate(&self) -> Rate {
+        let g = match *self {
+            TopologySpec::SingleSwitch { host_rate_gbps, .. }
+            | TopologySpec::Dumbbell { host_rate_gbps, .. }
+            | TopologySpec::LeafSpine { host_rate_gbps, .. }
+            | TopologySpec::FatTree { host_rate_gbps, .. } => host_rate_gbps,
+        };
+        Rate::from_gbps(g)
+    }
+
+    pub fn build(&self) -> Graph {
+        match *self {
+            TopologySpec::SingleSwitch { hosts, host_rate_gbps, host_delay_us } => {
+                builders::single_switch(hosts, Rate::from_gbps(host_rate_gbps), from_us(host_delay_us))
+            }
+            TopologySpec::Dumbbell { hosts_per_side, host_rate_gbps, host_delay_us, bottleneck_rate_gbps, bottleneck_delay_us } => {
+                builders::dumbbell(hosts_per_side, Rate::from_gbps(host_rate_gbps), from_us(host_delay_us),
+                    Rate::from_gbps(bottleneck_rate_gbps), from_us(bottleneck_delay_us))
+            }
+            TopologySpec::LeafSpine { racks, hosts_per_rack, spines, host_rate_gbps, core_rate_gbps, host_delay_us, core_delay_us } => {
+                builders::leaf_spine(racks, hosts_per_rack, spines, Rate::from_gbps(host_rate_gbps), Rate::from_gbps(core_rate_gbps),
+                    from_us(host_delay_us), from_us(core_delay_us))
+            }
+            TopologySpec::FatTree { k, oversubscription, host_rate_gbps, core_rate_gbps, host_delay_us, core_delay_us } => {
+                builders::fat_tree(k, oversubscription, Rate::from_gbps(host_rate_gbps), Rate::from_gbps(core_rate_gbps),
+                    from_us(host_delay_us), from_us(core_delay_us))
+            }
+        }
+    }
+}

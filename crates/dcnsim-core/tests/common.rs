@@ -1,0 +1,86 @@
+//! Helpers shared by the integration tests: specs as TOML text, flow lists as temp files, and the
+//! invariants every run must satisfy.
+#![allow(dead_code)]
+
+use dcnsim_core::metrics::table::{Column, Table};
+use dcnsim_core::scenario::{run, RunOptions, RunOutput};
+use std::path::PathBuf;
+
+pub fn spec(toml_text: &str) -> serde_json::Value {
+    let v: toml::Value = toml::from_str(toml_text).expect("test spec is valid TOML");
+    serde_json::to_value(v).unwrap()
+}
+
+/// Writes a flow list (src, dst, size_bytes, start_us) to a unique temp file.
+pub fn flow_file(name: &str, flows: &[(u32, u32, u64, f64)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dcnsim-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.csv"));
+    let mut s = String::from("src,dst,size_bytes,start_us\n");
+    for (a, b, sz, t) in flows {
+        s.push_str(&format!("{a},{b},{sz},{t}\n"));
+    }
+    std::fs::write(&p, s).unwrap();
+    p
+}
+
+/// Runs a spec and checks the invariants every run must satisfy.
+pub fn run_checked(spec: &serde_json::Value) -> RunOutput {
+    let out = run(spec, &RunOptions::default()).unwrap_or_else(|e| panic!("run failed: {e}"));
+    check_invariants(&out);
+    out
+}
+
+pub fn check_invariants(out: &RunOutput) {
+    let p = &out.summary["packets"];
+    let created = p["created"].as_u64().unwrap();
+    let accounted = p["delivered"].as_u64().unwrap() + p["dropped"].as_u64().unwrap() + p["in_flight"].as_u64().unwrap();
+    assert_eq!(created, accounted, "packet conservation: {p}");
+    // No link carries more than its rate over the window (one packet of slack for the packet
+    // that started inside the window and finishes after it).
+    let window = out.summary["window_ps"].as_u64().unwrap() as f64;
+    let rates = f64s(&out.ports, "rate_gbps");
+    let tx = u64s(&out.ports, "tx_bytes");
+    for (r, b) in rates.iter().zip(&tx) {
+        let cap = r * 1e9 / 8.0 * window / 1e12;
+        assert!((*b as f64) <= cap + 9100.0, "a port sent {b} bytes, capacity {cap}");
+    }
+    // Finished flows are never faster than the ideal.
+    let slow = f64s(&out.flows, "slowdown");
+    assert!(slow.iter().all(|s| s.is_nan() || *s >= 1.0 - 1e-12), "a flow beat its ideal FCT");
+}
+
+pub fn u64s(t: &Table, name: &str) -> Vec<u64> {
+    match t.get(name) {
+        Some(Column::U64(v)) => v.clone(),
+        Some(Column::OptU64(v)) => v.iter().map(|x| x.expect("value present")).collect(),
+        other => panic!("column {name}: {other:?}"),
+    }
+}
+
+pub fn opt_u64s(t: &Table, name: &str) -> Vec<Option<u64>> {
+    match t.get(name) {
+        Some(Column::OptU64(v)) => v.clone(),
+        other => panic!("column {name}: {other:?}"),
+    }
+}
+
+pub fn f64s(t: &Table, name: &str) -> Vec<f64> {
+    match t.get(name) {
+        Some(Column::F64(v)) => v.clone(),
+        other => panic!("column {name}: {other:?}"),
+    }
+}
+
+pub fn strs(t: &Table, name: &str) -> Vec<String> {
+    match t.get(name) {
+        Some(Column::Str(v)) => v.clone(),
+        other => panic!("column {name}: {other:?}"),
+    }
+}
+
+pub fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    s * s / (x.len() as f64 * s2)
+}

@@ -1,0 +1,56 @@
+//! A lone flow's FCT equals the exact ideal, to the picosecond, on every topology and for sizes
+//! from one packet to many BDPs. The initial window covers the BDP so the sender never stalls.
+mod common;
+use common::*;
+
+const TOPOLOGIES: &[(&str, &str, u32)] = &[
+    ("single_switch", "kind = \"single_switch\"\nhosts = 4\nhost_rate_gbps = 10.0\nhost_delay_us = 1.0", 3),
+    ("dumbbell", "kind = \"dumbbell\"\nhosts_per_side = 2\nhost_rate_gbps = 10.0\nbottleneck_rate_gbps = 10.0\nhost_delay_us = 1.0\nbottleneck_delay_us = 2.0", 3),
+    ("leaf_spine", "kind = \"leaf_spine\"\nracks = 3\nhosts_per_rack = 2\nspines = 2\nhost_rate_gbps = 100.0\ncore_rate_gbps = 400.0\nhost_delay_us = 1.25\ncore_delay_us = 0.5", 5),
+    ("fat_tree", "kind = \"fat_tree\"\nk = 4\nhost_rate_gbps = 10.0\ncore_rate_gbps = 40.0\nhost_delay_us = 1.0\ncore_delay_us = 1.0\n", 15),
+];
+
+fn lone(topo: &str, dst: u32, size: u64, protocol: &str, latency: f64) -> (u64, u64) {
+    let f = flow_file(&format!("lone-{}-{size}-{protocol}", topo.len()), &[(0, dst, size, 3.0)]);
+    let s = spec(&format!(
+        "seed = 1\nduration_us = 100000.0\n[net]\nswitch_latency_us = {latency}\n[topology]\n{topo}\n[queue]\necn = \"step\"\necn_k_packets = 65\n\
+         [transport]\nprotocol = \"{protocol}\"\ninit_cwnd_packets = 1000\n[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
+        f.display()
+    ));
+    let out = run_checked(&s);
+    let fct = opt_u64s(&out.flows, "fct_ps")[0].expect("the lone flow finishes");
+    (fct, u64s(&out.flows, "ideal_fct_ps")[0])
+}
+
+#[test]
+fn lone_flow_fct_is_ideal_on_every_topology() {
+    for &(name, topo, far) in TOPOLOGIES {
+        for size in [1u64, 1000, 1436, 1437, 5 * 1436 + 7, 2_000_000] {
+            for dst in [1, far] {
+                let (fct, ideal) = lone(topo, dst, size, "dctcp", 0.0);
+                assert_eq!(fct, ideal, "{name}: {size} B to host {dst}");
+            }
+        }
+    }
+}
+
+#[test]
+fn lone_flow_ideal_includes_switch_latency_and_newreno_matches_too() {
+    let (name, topo, far) = TOPOLOGIES[3];
+    let (fct0, ideal0) = lone(topo, far, 100_000, "newreno", 0.0);
+    let (fct1, ideal1) = lone(topo, far, 100_000, "newreno", 0.5);
+    assert_eq!(fct0, ideal0, "{name}");
+    assert_eq!(fct1, ideal1, "{name}");
+    // Five switches on the inter-pod path, 0.5 us each.
+    assert_eq!(ideal1 - ideal0, 5 * 500_000);
+}
+
+#[test]
+fn one_packet_ideal_is_hand_computed() {
+    // single switch, 10 Gb/s, 1 us links: 1000 B payload + 64 B header, two hops.
+    let (_, topo, _) = TOPOLOGIES[0];
+    let (fct, ideal) = lone(topo, 1, 1000, "dctcp", 0.0);
+    let ser = 1064 * 800; // 0.8 ns per byte at 10 Gb/s
+    assert_eq!(ideal, 2 * ser + 2 * 1_000_000);
+    assert_eq!(fct, ideal);
+}

@@ -1,0 +1,126 @@
+//! Bad specs give errors that name the field: a table of malformed inputs, each with the field the
+//! error must name and a fragment of its message. Never a panic, never a silent default.
+use dcnsim_core::scenario::{run, RunError, RunOptions};
+
+const BASE: &str = r#"
+seed = 1
+duration_us = 100.0
+[topology]
+kind = "leaf_spine"
+racks = 2
+hosts_per_rack = 2
+spines = 1
+host_rate_gbps = 10.0
+core_rate_gbps = 10.0
+[queue]
+limit_packets = 100
+ecn = "step"
+ecn_k_packets = 20
+[transport]
+protocol = "dctcp"
+[[workload]]
+kind = "poisson"
+load = 0.5
+cdf = "websearch"
+"#;
+
+fn with(edit: &dyn Fn(&mut toml::Table)) -> serde_json::Value {
+    let mut t: toml::Table = toml::from_str(BASE).unwrap();
+    edit(&mut t);
+    serde_json::to_value(t).unwrap()
+}
+
+fn set(path: &str, v: toml::Value) -> impl Fn(&mut toml::Table) {
+    let path = path.to_string();
+    move |t: &mut toml::Table| {
+        let mut cur = t;
+        let parts: Vec<&str> = path.split('.').collect();
+        for p in &parts[..parts.len() - 1] {
+            let next = if let Some(ix) = p.strip_suffix("[0]") {
+                &mut cur.get_mut(ix).unwrap().as_array_mut().unwrap()[0]
+            } else {
+                cur.entry(p.to_string()).or_insert(toml::Value::Table(Default::default()))
+            };
+            cur = next.as_table_mut().unwrap();
+        }
+        cur.insert(parts[parts.len() - 1].to_string(), v.clone());
+    }
+}
+
+fn remove(path: &str) -> impl Fn(&mut toml::Table) {
+    let path = path.to_string();
+    move |t: &mut toml::Table| {
+        let (sec, key) = path.split_once('.').map_or(("", path.as_str()), |(a, b)| (a, b));
+        let table = if sec.is_empty() { t } else { t.get_mut(sec).unwrap().as_table_mut().unwrap() };
+        table.remove(key);
+    }
+}
+
+#[test]
+fn malformed_specs_name_the_field() {
+    use toml::Value as V;
+    let s = |x: &str| V::String(x.into());
+    let cases: Vec<(&str, Box<dyn Fn(&mut toml::Table)>, &str, &str)> = vec![
+        ("unknown top-level key", Box::new(set("durration_us", V::Float(1.0))), "durration_us", "did you mean `duration_us`"),
+        ("unknown key in a section", Box::new(set("topology.rackz", V::Integer(2))), "topology.rackz", "unknown key"),
+        ("missing required key", Box::new(remove("duration_us")), "duration_us", "missing"),
+        ("missing topology kind", Box::new(remove("topology.kind")), "topology.kind", "missing"),
+        ("negative duration", Box::new(set("duration_us", V::Float(-5.0))), "duration_us", "must be"),
+        ("wrong type", Box::new(set("topology.racks", s("two"))), "topology.racks", "expected an integer"),
+        ("float for integer", Box::new(set("topology.racks", V::Float(2.5))), "topology.racks", "float"),
+        ("negative integer", Box::new(set("topology.racks", V::Integer(-2))), "topology.racks", "non-negative"),
+        ("zero racks", Box::new(set("topology.racks", V::Integer(0))), "topology.racks", "at least 1"),
+        ("unknown topology", Box::new(set("topology.kind", s("torus"))), "topology.kind", "expected one of"),
+        ("zero rate", Box::new(set("topology.host_rate_gbps", V::Float(0.0))), "topology.host_rate_gbps", "must be in"),
+        ("unknown protocol", Box::new(set("transport.protocol", s("dctpc"))), "transport.protocol", "did you mean \"dctcp\""),
+        ("bad g", Box::new(set("transport.g", V::Float(1.5))), "transport.g", "(0, 1]"),
+        ("g for newreno", Box::new(|t: &mut toml::Table| { set("transport.protocol", s("newreno"))(t); set("transport.g", V::Float(0.1))(t); }), "transport.g", "unknown key"),
+        ("both limits", Box::new(set("queue.limit_bytes", V::Integer(1000))), "queue.limit_packets", "not both"),
+        ("too many priorities", Box::new(set("queue.priorities", V::Integer(9))), "queue.priorities", "between 1 and 8"),
+        ("step without K", Box::new(remove("queue.ecn_k_packets")), "queue.ecn_k_packets", "needs"),
+        ("red min above max", Box::new(|t: &mut toml::Table| {
+            set("queue.ecn", s("red"))(t); remove("queue.ecn_k_packets")(t);
+            set("queue.red_min_packets", V::Integer(50))(t); set("queue.red_max_packets", V::Integer(10))(t);
+        }), "queue.red_max_packets", "greater"),
+        ("unknown lb", Box::new(set("routing.load_balancing", s("random"))), "routing.load_balancing", "expected one of"),
+        ("source routing with dctcp", Box::new(set("routing.load_balancing", s("source"))), "transport.protocol", "source routes"),
+        ("header too big", Box::new(set("net.header_bytes", V::Integer(1500))), "net.header_bytes", "smaller than mtu"),
+        ("warmup past end", Box::new(set("measure.warmup_us", V::Float(200.0))), "measure.warmup_us", "duration"),
+        ("section not a table", Box::new(set("net", V::Integer(3))), "net", "expected a table"),
+        ("negative load", Box::new(set("workload[0].load", V::Float(-0.5))), "workload[0].load", ""),
+        ("load above one", Box::new(set("workload[0].load", V::Float(1.5))), "workload[0].load", ""),
+        ("unknown workload kind", Box::new(set("workload[0].kind", s("bursty"))), "workload[0].kind", "expected one of"),
+        ("unknown cdf", Box::new(set("workload[0].cdf", s("websurch"))), "workload[0].cdf", ""),
+        ("odd k", Box::new(|t: &mut toml::Table| {
+            let mut topo = toml::Table::new();
+            topo.insert("kind".into(), s("fat_tree"));
+            topo.insert("k".into(), V::Integer(5));
+            topo.insert("host_rate_gbps".into(), V::Float(10.0));
+            t.insert("topology".into(), V::Table(topo));
+        }), "topology.k", "even"),
+    ];
+    let mut failures = Vec::new();
+    for (what, edit, field, fragment) in &cases {
+        match run(&with(edit.as_ref()), &RunOptions::default()) {
+            Err(RunError::Spec(e)) => {
+                if e.field != *field || !e.message.contains(fragment) {
+                    failures.push(format!("{what}: got `{}`: {}", e.field, e.message));
+                }
+            }
+            Err(other) => failures.push(format!("{what}: not a spec error: {other}")),
+            Ok(_) => failures.push(format!("{what}: accepted")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_base_spec_is_valid() {
+    run(&with(&|_| {}), &RunOptions::default()).unwrap();
+}
+
+#[test]
+fn a_non_table_spec_is_an_error() {
+    let e = run(&serde_json::json!([1, 2]), &RunOptions::default()).err().unwrap();
+    assert!(matches!(e, RunError::Spec(_)));
+}
