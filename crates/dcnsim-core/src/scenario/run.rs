@@ -63,11 +63,10 @@ impl Simulation {
         let mut last_report = started;
         let framing = self.spec.framing;
         loop {
-            let Some(t) = self.events.peek_time() else { break };
-            if t > end {
-                break;
+            let Some((now, ev)) = self.events.pop() else { break };
+            if now > end {
+                break; // the event is dropped: nothing after the end is simulated
             }
-            let (now, ev) = self.events.pop().expect("peeked");
             match ev {
                 Event::LinkArrival(port) => {
                     let (pkt, node) = self.net.on_link_arrival(port, now, &mut self.events);
