@@ -11,9 +11,13 @@ const TOPOLOGIES: &[(&str, &str, u32)] = &[
 ];
 
 fn lone(topo: &str, dst: u32, size: u64, protocol: &str, latency: f64) -> (u64, u64) {
-    let f = flow_file(&format!("lone-{}-{size}-{protocol}", topo.len()), &[(0, dst, size, 3.0)]);
+    lone_with(topo, dst, size, protocol, &format!("switch_latency_us = {latency}"))
+}
+
+fn lone_with(topo: &str, dst: u32, size: u64, protocol: &str, net: &str) -> (u64, u64) {
+    let f = flow_file(&format!("lone-{}-{dst}-{size}-{protocol}-{}", topo.len(), net.len()), &[(0, dst, size, 3.0)]);
     let s = spec(&format!(
-        "seed = 1\nduration_us = 100000.0\n[net]\nswitch_latency_us = {latency}\n[topology]\n{topo}\n[queue]\necn = \"step\"\necn_k_packets = 65\n\
+        "seed = 1\nduration_us = 100000.0\n[net]\n{net}\n[topology]\n{topo}\n[queue]\necn = \"step\"\necn_k_packets = 65\n\
          [transport]\nprotocol = \"{protocol}\"\ninit_cwnd_packets = 1000\n[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
         f.display()
     ));
@@ -53,4 +57,16 @@ fn one_packet_ideal_is_hand_computed() {
     let ser = 1064 * 800; // 0.8 ns per byte at 10 Gb/s
     assert_eq!(ideal, 2 * ser + 2 * 1_000_000);
     assert_eq!(fct, ideal);
+}
+
+#[test]
+fn paced_nic_lone_flow_is_ideal_and_slower() {
+    let (_, topo, far) = TOPOLOGIES[2];
+    let (fast, fast_ideal) = lone_with(topo, far, 1_000_000, "dctcp", "");
+    let (paced, paced_ideal) = lone_with(topo, far, 1_000_000, "dctcp", "nic_pacing_gbps = 40.0");
+    assert_eq!(fast, fast_ideal);
+    assert_eq!(paced, paced_ideal);
+    // 1 MB at 40 Gb/s instead of 100 Gb/s: about 120 us more.
+    let extra = paced as f64 - fast as f64;
+    assert!((extra - 1_000_000.0 * 1500.0 / 1436.0 * 8.0 * (1.0 / 40e9 - 1.0 / 100e9) * 1e12).abs() < 1e6, "{extra}");
 }

@@ -10,7 +10,7 @@ use dcnsim_core::engine::time::Rate;
 fn net(k: u32) -> Network {
     let g = fat_tree(k, 1, Rate::from_gbps(10.0), Rate::from_gbps(10.0), 1_000_000, 1_000_000);
     let q = QueueConfigs { nic: QueueConfig::infinite(), to_host: QueueConfig::infinite(), fabric: QueueConfig::infinite() };
-    Network::build(&g, &q, 0, 1).unwrap()
+    Network::build(&g, &q, 0, None, 1).unwrap()
 }
 
 #[test]

@@ -219,33 +219,6 @@ mod tests {
 
     #[test]
     fn matches_a_sorted_order_on_random_input() {
-        let mut rng = crate::engine::rng::Rng::seed_from(9);
-        let mut q = EventQueue::new();
-        let mut expect = Vec::new();
-        let mut seq = 0u32;
-        for round in 0..50 {
-            for _ in 0..(rng.below(200) + 1) {
-                let t = q.now() + rng.below(50);
-                q.schedule(t, Event::PortFree(seq));
-                expect.push((t, seq));
-                seq += 1;
-            }
-            expect.sort();
-            for _ in 0..(rng.below(150) + round) {
-                let Some((t, e)) = q.pop() else { break };
-                let (et, es) = expect.remove(0);
-                assert_eq!((t, e), (et, Event::PortFree(es)));
-            }
-        }
-        while let Some((t, e)) = q.pop() {
-            let (et, es) = expect.remove(0);
-            assert_eq!((t, e), (et, Event::PortFree(es)));
-        }
-        assert!(expect.is_empty());
-    }
-
-    #[test]
-    fn matches_a_sorted_order_on_random_input() {
         // Mixes near events, far timers (beyond the wheel), and ties.
         let mut rng = crate::engine::rng::Rng::seed_from(9);
         let mut q = EventQueue::new();

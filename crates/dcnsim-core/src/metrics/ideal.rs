@@ -2,12 +2,12 @@
 //! the same packetization, headers, path and store-and-forward hops as the simulation.
 //!
 //! The sender's NIC serializes packets back to back from the flow's start; at every hop a packet
-//! starts serializing when it has fully arrived and the previous packet has left (a tandem of
-//! store-and-forward queues). Packet i finishes hop j at
-//!   f[j][i] = max(f[j-1][i] + d[j-1], f[j][i-1]) + s_i / r_j,
-//! and the flow completes when the last packet crosses the last link: f[h-1][n-1] + d[h-1]. The
-//! same integer serialization times as the simulator are used, so the result is exact to the
-//! picosecond, not an approximation.
+//! starts serializing when it has fully arrived and the port is free again (a tandem of
+//! store-and-forward queues). Packet i starts on hop j at
+//!   start[j][i] = max(start[j-1][i] + tx[j-1](s_i) + d[j-1], start[j][i-1] + busy[j](s_{i-1})),
+//! where busy is the serialization time, or the pacing gap on a paced NIC, and the flow completes
+//! when the last packet crosses the last link. The same integer serialization times as the
+//! simulator are used, so the result is exact to the picosecond, not an approximation.
 
 use crate::engine::time::{Rate, Time};
 
@@ -16,6 +16,15 @@ use crate::engine::time::{Rate, Time};
 pub struct Hop {
     pub rate: Rate,
     pub delay: Time,
+    /// Pacing rate of this port, if it is paced below its link rate.
+    pub pace: Option<Rate>,
+}
+
+impl Hop {
+    fn busy(&self, wire: u32) -> Time {
+        let tx = self.rate.tx_time(wire);
+        self.pace.map_or(tx, |p| tx.max(p.tx_time(wire)))
+    }
 }
 
 /// Completion time of `size` application bytes cut into packets of at most `mss` payload bytes,
@@ -24,22 +33,27 @@ pub fn ideal_fct(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
     assert!(size > 0 && mss > 0 && !hops.is_empty());
     let full = size / mss as u64;
     let rest = (size % mss as u64) as u32;
-    let mut finish = vec![0 as Time; hops.len()];
+    // free[j]: when hop j can start the next packet; arrive: when the last packet crossed hop h-1.
+    let mut free = vec![0 as Time; hops.len()];
+    let mut arrive = 0;
     let mut run = |wire: u32, count: u64| {
         let tx: Vec<Time> = hops.iter().map(|h| h.rate.tx_time(wire)).collect();
+        let busy: Vec<Time> = hops.iter().map(|h| h.busy(wire)).collect();
         for _ in 0..count {
             let mut ready = 0; // the sender has all data at time 0
             for j in 0..hops.len() {
-                finish[j] = ready.max(finish[j]) + tx[j];
-                ready = finish[j] + hops[j].delay;
+                let start = ready.max(free[j]);
+                free[j] = start + busy[j];
+                ready = start + tx[j] + hops[j].delay;
             }
+            arrive = ready;
         }
     };
     run(mss + header, full);
     if rest > 0 {
         run(rest + header, 1);
     }
-    finish[hops.len() - 1] + hops[hops.len() - 1].delay
+    arrive
 }
 
 /// Same as `ideal_fct` but O(hops) for any size: after the pipeline fills, each further full
@@ -52,7 +66,7 @@ pub fn ideal_fct_fast(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
     }
     // Simulate WARM packets, skip the steady state, then simulate the tail exactly.
     let wire = mss + header;
-    let bottleneck = hops.iter().map(|h| h.rate.tx_time(wire)).max().unwrap();
+    let bottleneck = hops.iter().map(|h| h.busy(wire)).max().unwrap();
     let head = WARM * mss as u64;
     let tail = size - (full - WARM) * mss as u64; // last WARM full packets plus the remainder
     let skipped = full - 2 * WARM;
@@ -66,7 +80,7 @@ mod tests {
     use super::*;
 
     fn hops(rates: &[f64], delay: Time) -> Vec<Hop> {
-        rates.iter().map(|&g| Hop { rate: Rate::from_gbps(g), delay }).collect()
+        rates.iter().map(|&g| Hop { rate: Rate::from_gbps(g), delay, pace: None }).collect()
     }
 
     #[test]
@@ -88,9 +102,21 @@ mod tests {
     }
 
     #[test]
+    fn pacing_spaces_packets_without_slowing_serialization() {
+        // A 10G NIC paced at 5G, then a 10G hop: packets leave every 2 tx times.
+        let mut h = hops(&[10.0, 10.0], 0);
+        h[0].pace = Some(Rate::from_gbps(5.0));
+        let t = Rate::from_gbps(10.0).tx_time(1500);
+        assert_eq!(ideal_fct(3 * 1436, 1436, 64, &h), 2 * (2 * t) + 2 * t);
+    }
+
+    #[test]
     fn fast_path_matches_exact() {
         for rates in [[10.0, 40.0, 40.0, 10.0], [100.0, 400.0, 400.0, 100.0], [10.0, 10.0, 10.0, 10.0], [40.0, 10.0, 25.0, 100.0]] {
-            let h = hops(&rates, 500_000);
+            let mut h = hops(&rates, 500_000);
+            if rates[0] == 40.0 {
+                h[0].pace = Some(Rate::from_gbps(7.0));
+            }
             for size in [1u64, 1436, 1437, 100_000, 1_000_000, 3_333_333] {
                 assert_eq!(ideal_fct_fast(size, 1436, 64, &h), ideal_fct(size, 1436, 64, &h), "size {size} rates {rates:?}");
             }

@@ -15,7 +15,10 @@ pub fn path_hops(net: &Network, src: u32, dst: u32) -> Vec<Hop> {
     net.routes
         .walk(&net.ports, src, dst, |_, _| 0)
         .iter()
-        .map(|&p| Hop { rate: net.ports[p as usize].rate, delay: net.ports[p as usize].delay })
+        .map(|&p| {
+            let port = &net.ports[p as usize];
+            Hop { rate: port.rate, delay: port.delay, pace: port.pace }
+        })
         .collect()
 }
 

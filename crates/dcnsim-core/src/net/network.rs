@@ -8,7 +8,7 @@
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
-use crate::engine::time::Time;
+use crate::engine::time::{Rate, Time};
 use crate::net::packet::{flags, Fate, PacketId, PacketPool};
 use crate::net::port::{NodeId, OccupancyStats, Port, PortId, PortRole};
 use crate::net::queue::QueueConfig;
@@ -42,7 +42,7 @@ pub struct Network {
 impl Network {
     /// Builds ports from the graph's links (two per link) and computes the routes.
     /// `switch_latency` is added to the delay of every link into a switch.
-    pub fn build(g: &Graph, queues: &QueueConfigs, switch_latency: Time, seed: u64) -> Result<Network, String> {
+    pub fn build(g: &Graph, queues: &QueueConfigs, switch_latency: Time, nic_pacing: Option<Rate>, seed: u64) -> Result<Network, String> {
         let hosts = g.hosts;
         let nodes = hosts + g.switches.len() as u32;
         let cfgs = vec![queues.nic.clone(), queues.to_host.clone(), queues.fabric.clone()];
@@ -59,7 +59,11 @@ impl Network {
             let cfg = role as u16;
             let delay = link.delay + if to >= hosts { switch_latency } else { 0 };
             let id = ports.len() as PortId;
-            ports.push(Port::new(from, to, link.rate, delay, role, cfg, cfgs[cfg as usize].priorities));
+            let mut port = Port::new(from, to, link.rate, delay, role, cfg, cfgs[cfg as usize].priorities);
+            if role == PortRole::HostNic {
+                port.pace = nic_pacing.filter(|p| p.bps() < link.rate.bps());
+            }
+            ports.push(port);
             ports_of[from as usize].push(id);
         };
         for l in &g.links {
@@ -146,10 +150,10 @@ impl Network {
         let p = &mut self.ports[port as usize];
         assert!(p.busy_until <= now, "port {port} starts a packet while busy until {}", p.busy_until);
         let size = self.pool.get(pkt).size;
-        p.busy_until = now + p.rate.tx_time(size);
+        let arrival = now + p.rate.tx_time(size) + p.delay;
+        p.busy_until = now + p.busy_time(size);
         p.counters.tx_bytes += size as u64;
         p.counters.tx_packets += 1;
-        let arrival = p.busy_until + p.delay;
         if p.pipe_push(arrival, pkt) {
             ev.schedule(arrival, Event::LinkArrival(port));
         }

@@ -81,6 +81,9 @@ pub struct Port {
     pub rate: Rate,
     /// Propagation delay, plus the far switch's processing latency.
     pub delay: Time,
+    /// Pacing: after a packet the port stays busy until the packet would have left at this rate
+    /// (serialization itself is at the link rate). `None`: back to back at the link rate.
+    pub pace: Option<Rate>,
     pub owner: NodeId,
     pub peer: NodeId,
     /// Bytes waiting in the queues (not counting the packet on the wire).
@@ -107,6 +110,7 @@ impl Port {
             busy_until: 0,
             rate,
             delay,
+            pace: None,
             owner,
             peer,
             bytes: 0,
@@ -124,6 +128,16 @@ impl Port {
     }
 
     #[inline]
+    /// How long the port is busy with a packet of `size` bytes (serialization, or the pacing gap).
+    #[inline]
+    pub fn busy_time(&self, size: u32) -> Time {
+        let tx = self.rate.tx_time(size);
+        match self.pace {
+            None => tx,
+            Some(p) => tx.max(p.tx_time(size)),
+        }
+    }
+
     pub fn priorities(&self) -> u8 {
         self.classes.len() as u8
     }

@@ -29,7 +29,7 @@ pub struct Simulation {
 impl Simulation {
     pub fn new(spec: RunSpec) -> Result<Simulation, RunError> {
         let graph = spec.topology.build();
-        let net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.seed)
+        let net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
             .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
         let env = WorkloadEnv {
             hosts: net.hosts,

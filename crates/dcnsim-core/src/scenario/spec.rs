@@ -2,7 +2,7 @@
 //! parameters (`describe`), so the docs cannot drift from what is accepted.
 
 use super::reader::{Section, SpecResult};
-use crate::engine::time::{from_us, Time};
+use crate::engine::time::{from_us, Rate, Time};
 use crate::net::packet::LoadBalancing;
 use crate::net::queue::QueueConfig;
 use crate::net::QueueConfigs;
@@ -25,6 +25,7 @@ pub struct RunSpec {
     pub stop_when_done: bool,
     pub framing: Framing,
     pub switch_latency: Time,
+    pub nic_pacing: Option<Rate>,
     pub topology: TopologySpec,
     pub queues: QueueConfigs,
     pub load_balancing: LoadBalancing,
@@ -58,6 +59,11 @@ impl RunSpec {
         let header = n.u64_or("header_bytes", 64, "bytes", "header bytes in every data packet (part of mtu_bytes)")?;
         let control = n.u64_or("control_bytes", 64, "bytes", "wire bytes of a control packet (ACK, NACK, PULL, credit, trimmed header)")?;
         let latency = n.f64_or("switch_latency_us", 0.0, "us", "processing latency added at every switch")?;
+        let pacing = n.f64_opt("nic_pacing_gbps", "Gb/s",
+            "pace every host NIC to this rate (packets serialize at line rate, spaced by the pacing gap); unset = line rate")?;
+        if let Some(p) = pacing {
+            n.ensure(p > 0.0 && p <= 100_000.0, "nic_pacing_gbps", format!("must be in (0, 100000] Gb/s, got {p}"))?;
+        }
         n.ensure((64..=65_536).contains(&mtu), "mtu_bytes", format!("must be in [64, 65536], got {mtu}"))?;
         n.ensure(header < mtu, "header_bytes", format!("must be smaller than mtu_bytes ({mtu}), got {header}"))?;
         n.ensure((1..=65_536).contains(&control), "control_bytes", "must be in [1, 65536]")?;
@@ -123,6 +129,7 @@ impl RunSpec {
             stop_when_done,
             framing,
             switch_latency: from_us(latency),
+            nic_pacing: pacing.map(Rate::from_gbps),
             topology,
             queues: QueueConfigs { nic, to_host, fabric },
             load_balancing,
