@@ -84,3 +84,40 @@ pub fn jain(x: &[f64]) -> f64 {
     let s2: f64 = x.iter().map(|v| v * v).sum();
     s * s / (x.len() as f64 * s2)
 }
+
+use dcnsim_core::engine::events::{Event, EventQueue};
+use dcnsim_core::net::packet::{Fate, Packet};
+use dcnsim_core::net::Network;
+
+/// Drives a bare network (no transport) until it is empty; returns the packets hosts received,
+/// in arrival order. `inject` is called for `Event::FlowArrival` events the test scheduled.
+pub fn drain(net: &mut Network, ev: &mut EventQueue, mut inject: impl FnMut(&mut Network, &mut EventQueue)) -> Vec<Packet> {
+    let mut got = Vec::new();
+    while let Some((now, e)) = ev.pop() {
+        match e {
+            Event::FlowArrival => inject(net, ev),
+            Event::LinkArrival(port) => {
+                let (pkt, node) = net.on_link_arrival(port, now, ev);
+                if node >= net.hosts {
+                    net.forward(node, pkt, now, ev);
+                } else {
+                    got.push(*net.pool.get(pkt));
+                    net.pool.release(pkt, Fate::Delivered);
+                }
+            }
+            Event::PortFree(port) => {
+                net.on_port_free(port, now, ev);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    net.check_conservation().unwrap();
+    got
+}
+
+pub fn send(net: &mut Network, ev: &mut EventQueue, mut p: Packet) {
+    p.lb = dcnsim_core::net::packet::LoadBalancing::Ecmp;
+    let id = net.pool.alloc(p);
+    let port = net.nic_port(p.src);
+    net.enqueue(port, id, ev.now(), ev);
+}

@@ -139,6 +139,8 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     ports.push("mean_bytes", Column::F64(ps.iter().map(|p| p.occupancy.mean(p.bytes, window_start, now)).collect()));
     ports.push("drops", Column::U64(ps.iter().map(|p| p.counters.drops).collect()));
     ports.push("ecn_marks", Column::U64(ps.iter().map(|p| p.counters.marks).collect()));
+    ports.push("trims", Column::U64(ps.iter().map(|p| p.counters.trims).collect()));
+    ports.push("bounces", Column::U64(ps.iter().map(|p| p.counters.bounces).collect()));
     ports.push("tx_bytes", Column::U64(ps.iter().map(|p| p.counters.tx_bytes).collect()));
     ports.push("tx_packets", Column::U64(ps.iter().map(|p| p.counters.tx_packets).collect()));
     ports.push("utilization", Column::F64(ps.iter().map(|p| {
@@ -235,8 +237,10 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
             "max_nic_bytes": nic_max,
             "drops": drops.iter().sum::<u64>(),
             "ecn_marks": marks.iter().sum::<u64>(),
+            "trims": ps.iter().map(|p| p.counters.trims).sum::<u64>(),
+            "bounces": ps.iter().map(|p| p.counters.bounces).sum::<u64>(),
         },
-        "packets": {"created": pool.created, "delivered": pool.delivered, "dropped": pool.dropped, "in_flight": pool.live(), "peak_alive": pool.capacity_used()},
+        "packets": {"created": pool.created, "delivered": pool.delivered, "dropped": pool.dropped, "trimmed": pool.trimmed, "in_flight": pool.live(), "peak_alive": pool.capacity_used()},
         "transport": transport,
         "spec": resolved.clone(),
     });

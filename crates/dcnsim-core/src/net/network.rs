@@ -9,9 +9,9 @@
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
 use crate::engine::time::{Rate, Time};
-use crate::net::packet::{flags, Fate, PacketId, PacketPool};
+use crate::net::packet::{flags, Fate, LoadBalancing, PacketId, PacketKind, PacketPool};
 use crate::net::port::{NodeId, OccupancyStats, Port, PortId, PortRole};
-use crate::net::queue::QueueConfig;
+use crate::net::queue::{QueueConfig, Scheduling, Trim};
 use crate::net::routing::Routes;
 use crate::topology::{Graph, Tier};
 
@@ -113,10 +113,13 @@ impl Network {
         }
     }
 
-    /// Offers a packet to an egress port: drop, or mark and queue, or start sending at once.
+    /// Offers a packet to an egress port: drop (or trim), mark, and queue or start sending at once.
     pub fn enqueue(&mut self, port: PortId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
         let p = &mut self.ports[port as usize];
         let cfg = &self.cfgs[p.cfg as usize];
+        if let Some(trim) = cfg.trim {
+            return self.enqueue_trimming(port, pkt, trim, now, ev);
+        }
         let packet = self.pool.get_mut(pkt);
         let size = packet.size;
         if cfg.overflows(p.bytes, p.packets, size) {
@@ -131,16 +134,94 @@ impl Network {
             packet.flags |= flags::CE;
         }
         let class = p.class_of(packet.prio);
+        self.admit(port, pkt, class, now, ev);
+    }
+
+    /// Queues an accepted packet in `class`, or starts sending it if the port is idle.
+    #[inline]
+    fn admit(&mut self, port: PortId, pkt: PacketId, class: usize, now: Time, ev: &mut EventQueue) {
+        let p = &mut self.ports[port as usize];
+        let size = self.pool.get(pkt).size;
         if p.busy_until <= now && p.packets == 0 && p.paused & (1 << class) == 0 {
             self.start_tx(port, pkt, now, ev);
             return;
         }
-        p.push(class, pkt);
+        p.push(class, pkt, size);
         if !p.wake_pending && p.paused & (1 << class) == 0 {
             p.wake_pending = true;
             ev.schedule(p.busy_until.max(now), Event::PortFree(port));
         }
         self.change_occupancy(port, size as i64, 1, now);
+    }
+
+    /// The trimming discipline (see `queue::Trim`).
+    fn enqueue_trimming(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time, ev: &mut EventQueue) {
+        let packet = *self.pool.get(pkt);
+        if packet.kind != PacketKind::Data {
+            return self.admit_header(port, pkt, trim, now, ev);
+        }
+        let p = &self.ports[port as usize];
+        let cfg = &self.cfgs[p.cfg as usize];
+        let class = p.class_of(packet.prio);
+        debug_assert!(class > 0, "data must not share the header class when trimming");
+        let in_service = if p.busy_until > now { p.wire_data_bytes } else { 0 };
+        let data_bytes = p.class_bytes(class) + in_service as u64;
+        let data_packets = p.class_len(class) as u64 + u64::from(in_service > 0);
+        if !cfg.overflows(data_bytes, data_packets, packet.size) {
+            if packet.has(flags::ECT) && cfg.should_mark(data_bytes, data_packets, &mut self.rng) {
+                self.pool.get_mut(pkt).flags |= flags::CE;
+                self.ports[port as usize].counters.marks += 1;
+            }
+            return self.admit(port, pkt, class, now, ev);
+        }
+        // Full: trim the arrival, or (with probability 1/2) the newest queued data packet.
+        if p.class_len(class) > 0 && self.rng.bernoulli(0.5) {
+            let pool = &self.pool;
+            let victim = self.ports[port as usize].pop_tail(class, |id| pool.get(id).size).expect("non-empty");
+            let vsize = self.pool.get(victim).size;
+            self.change_occupancy(port, -(vsize as i64), -1, now);
+            self.trim_to_header(port, victim, trim);
+            self.admit_header(port, victim, trim, now, ev);
+            let p = &self.ports[port as usize];
+            let data_bytes = p.class_bytes(class) + in_service as u64;
+            let data_packets = p.class_len(class) as u64 + u64::from(in_service > 0);
+            if !self.cfgs[p.cfg as usize].overflows(data_bytes, data_packets, packet.size) {
+                return self.admit(port, pkt, class, now, ev);
+            }
+        }
+        self.trim_to_header(port, pkt, trim);
+        self.admit_header(port, pkt, trim, now, ev);
+    }
+
+    fn trim_to_header(&mut self, port: PortId, pkt: PacketId, trim: Trim) {
+        self.pool.trimmed += 1;
+        let p = self.pool.get_mut(pkt);
+        debug_assert_eq!(p.kind, PacketKind::Data);
+        p.kind = PacketKind::Header;
+        p.size = trim.header_bytes;
+        p.payload = 0;
+        p.prio = 0;
+        self.ports[port as usize].counters.trims += 1;
+    }
+
+    /// Headers and control packets share class 0; when it is full, return-to-sender or drop.
+    fn admit_header(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time, ev: &mut EventQueue) {
+        let p = &mut self.ports[port as usize];
+        let size = self.pool.get(pkt).size;
+        if p.class_bytes(0) + size as u64 <= trim.header_limit_bytes {
+            return self.admit(port, pkt, 0, now, ev);
+        }
+        let packet = self.pool.get_mut(pkt);
+        if trim.bounce && packet.kind == PacketKind::Header {
+            p.counters.bounces += 1;
+            std::mem::swap(&mut packet.src, &mut packet.dst);
+            packet.kind = PacketKind::Bounced;
+            packet.lb = LoadBalancing::Spray;
+            let node = p.owner;
+            return self.forward(node, pkt, now, ev);
+        }
+        p.counters.drops += 1;
+        self.pool.release(pkt, Fate::Dropped);
     }
 
     /// Puts a packet on the wire now. The link must be free: this is where "a link never carries
@@ -149,7 +230,9 @@ impl Network {
     fn start_tx(&mut self, port: PortId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
         let p = &mut self.ports[port as usize];
         assert!(p.busy_until <= now, "port {port} starts a packet while busy until {}", p.busy_until);
-        let size = self.pool.get(pkt).size;
+        let packet = self.pool.get(pkt);
+        let size = packet.size;
+        p.wire_data_bytes = if packet.kind == PacketKind::Data { size } else { 0 };
         let arrival = now + p.rate.tx_time(size) + p.delay;
         p.busy_until = now + p.busy_time(size);
         p.counters.tx_bytes += size as u64;
@@ -174,7 +257,12 @@ impl Network {
             ev.schedule(p.busy_until, Event::PortFree(port));
             return false;
         }
-        let Some(pkt) = p.pop_next() else {
+        let weights = match &self.cfgs[p.cfg as usize].scheduling {
+            Scheduling::Strict => None,
+            Scheduling::Wrr(w) => Some(w.as_slice()),
+        };
+        let pool = &self.pool;
+        let Some(pkt) = p.pop_next(weights, |id| pool.get(id).size) else {
             return p.notify_idle;
         };
         let size = self.pool.get(pkt).size;

@@ -21,8 +21,10 @@ pub enum PacketKind {
     Pull,
     Credit,
     CreditRequest,
-    /// A data packet whose payload a switch cut off (NDP-style trimming).
+    /// A data packet whose payload a switch cut off (NDP-style trimming); `seq` is kept.
     Header,
+    /// A trimmed header that a switch returned to its sender because its header queue was full.
+    Bounced,
     /// Link-level flow control (PFC) or a switch-generated feedback packet.
     Control,
 }

@@ -73,6 +73,10 @@ pub struct PortCounters {
     pub tx_packets: u64,
     pub drops: u64,
     pub marks: u64,
+    /// Data packets trimmed to headers here.
+    pub trims: u64,
+    /// Headers returned to their sender from here.
+    pub bounces: u64,
 }
 
 pub struct Port {
@@ -99,6 +103,14 @@ pub struct Port {
     /// Bit c set: class c is paused (link-level flow control).
     pub paused: u8,
     classes: Vec<VecDeque<PacketId>>,
+    /// Bytes waiting per class.
+    class_bytes: Vec<u64>,
+    /// Weighted round robin: the class being served and what it may still send this turn.
+    wrr_class: u8,
+    wrr_left: u32,
+    /// Wire bytes of the data packet being serialized (0 if the packet on the wire is not data);
+    /// trimming counts it as part of the data queue, as htsim does.
+    pub wire_data_bytes: u32,
     pipe: VecDeque<(Time, PacketId)>,
     pub occupancy: OccupancyStats,
     pub counters: PortCounters,
@@ -121,6 +133,10 @@ impl Port {
             notify_idle: false,
             paused: 0,
             classes: (0..priorities).map(|_| VecDeque::new()).collect(),
+            class_bytes: vec![0; priorities as usize],
+            wrr_class: 0,
+            wrr_left: 0,
+            wire_data_bytes: 0,
             pipe: VecDeque::new(),
             occupancy: OccupancyStats::default(),
             counters: PortCounters::default(),
@@ -147,36 +163,68 @@ impl Port {
         (prio as usize).min(self.classes.len() - 1)
     }
 
+    /// Appends a packet of `size` wire bytes to a class. Occupancy totals are the network's job.
     #[inline]
-    pub fn push(&mut self, class: usize, pkt: PacketId) {
+    pub fn push(&mut self, class: usize, pkt: PacketId, size: u32) {
         self.classes[class].push_back(pkt);
+        self.class_bytes[class] += size as u64;
     }
 
-    /// Removes the packet at the tail of a class (for disciplines that evict, e.g. trimming).
-    pub fn pop_tail(&mut self, class: usize) -> Option<PacketId> {
-        self.classes[class].pop_back()
+    /// Removes the newest packet of a class (trimming evicts the tail).
+    pub fn pop_tail(&mut self, class: usize, size_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
+        let p = self.classes[class].pop_back()?;
+        self.class_bytes[class] -= size_of(p) as u64;
+        Some(p)
     }
 
-    /// The head of the highest-priority class that is not paused.
+    pub fn class_len(&self, class: usize) -> usize {
+        self.classes[class].len()
+    }
+
+    pub fn class_bytes(&self, class: usize) -> u64 {
+        self.class_bytes[class]
+    }
+
     #[inline]
-    pub fn pop_next(&mut self) -> Option<PacketId> {
+    fn sendable(&self, c: usize) -> bool {
+        self.paused & (1 << c) == 0 && !self.classes[c].is_empty()
+    }
+
+    /// The next packet to send: strict priority, or weighted round robin with `weights`.
+    #[inline]
+    pub fn pop_next(&mut self, weights: Option<&[u32]>, size_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
         if self.packets == 0 {
             return None;
         }
-        for (c, q) in self.classes.iter_mut().enumerate() {
-            if self.paused & (1 << c) == 0 {
-                if let Some(p) = q.pop_front() {
-                    return Some(p);
+        let n = self.classes.len();
+        let c = match weights {
+            None => (0..n).find(|&c| self.sendable(c))?,
+            Some(w) => {
+                // Stay on the current class while it has packets and budget, else move on.
+                let mut c = self.wrr_class as usize;
+                let mut tries = 0;
+                while !(self.wrr_left > 0 && self.sendable(c)) {
+                    tries += 1;
+                    if tries > n {
+                        return None;
+                    }
+                    c = (c + 1) % n;
+                    self.wrr_class = c as u8;
+                    self.wrr_left = w[c];
                 }
+                self.wrr_left -= 1;
+                c
             }
-        }
-        None
+        };
+        let p = self.classes[c].pop_front().expect("sendable class is non-empty");
+        self.class_bytes[c] -= size_of(p) as u64;
+        Some(p)
     }
 
     /// Whether some unpaused class has a packet waiting.
     #[inline]
     pub fn has_sendable(&self) -> bool {
-        self.packets > 0 && self.classes.iter().enumerate().any(|(c, q)| self.paused & (1 << c) == 0 && !q.is_empty())
+        self.packets > 0 && (0..self.classes.len()).any(|c| self.sendable(c))
     }
 
     #[inline]

@@ -44,10 +44,35 @@ pub enum Ecn {
     Red { min: Amount, max: Amount, pmax: f64 },
 }
 
+/// NDP-style payload trimming (Handley et al., SIGCOMM'17, section 3.1; details as in htsim's
+/// CompositeQueue). Data packets queue in their class, up to the data limit, which counts the data
+/// packet being serialized. A data packet arriving to a full data queue is trimmed to a header with
+/// probability 1/2; otherwise the packet at the tail of the data queue is trimmed and the arrival
+/// admitted (breaking phase effects). Headers, and every non-data packet, go to class 0. When class
+/// 0 is over its own limit the header is returned to its sender (once), or dropped.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Trim {
+    pub header_limit_bytes: u64,
+    pub bounce: bool,
+    /// Wire size of a trimmed header.
+    pub header_bytes: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scheduling {
+    /// Always the highest non-empty class.
+    Strict,
+    /// Weighted round robin: class c sends up to weights[c] packets per turn.
+    Wrr(Vec<u32>),
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueueConfig {
-    /// Strict-priority classes, 1..=8; a packet's `prio` picks its class (clamped to the lowest).
+    /// Priority classes, 1..=8; a packet's `prio` picks its class (clamped to the lowest).
     pub priorities: u8,
+    pub scheduling: Scheduling,
+    /// With trimming, the limit of the data queue (not a drop threshold).
+    pub trim: Option<Trim>,
     /// Admission limit on the total occupancy; `None` is an infinite buffer.
     pub limit: Option<Amount>,
     pub ecn: Ecn,
@@ -55,10 +80,10 @@ pub struct QueueConfig {
 
 impl QueueConfig {
     pub fn infinite() -> QueueConfig {
-        QueueConfig { priorities: 1, limit: None, ecn: Ecn::None }
+        QueueConfig { priorities: 1, scheduling: Scheduling::Strict, trim: None, limit: None, ecn: Ecn::None }
     }
 
-    /// Would a packet of `size` bytes overflow the limit?
+    /// Would a packet of `size` bytes overflow the limit, given the occupancy it would join?
     #[inline]
     pub fn overflows(&self, bytes: u64, packets: u64, size: u32) -> bool {
         match self.limit {
@@ -88,8 +113,9 @@ impl QueueConfig {
         }
     }
 
-    /// Reads a queue table. `base` supplies the defaults (for override tables).
-    pub fn read(s: &mut Section, base: &QueueConfig) -> SpecResult<QueueConfig> {
+    /// Reads a queue table. `base` supplies the defaults (for override tables); `mtu` and
+    /// `header_bytes` (wire size of a control packet) size the trimming defaults.
+    pub fn read(s: &mut Section, base: &QueueConfig, mtu: u32, header_bytes: u32) -> SpecResult<QueueConfig> {
         let priorities = s.u64_or("priorities", base.priorities as u64, "classes",
             "strict-priority classes per port (1-8); a packet's priority 0 is served first")?;
         s.ensure((1..=MAX_PRIORITIES as u64).contains(&priorities), "priorities", "must be between 1 and 8")?;
@@ -140,7 +166,42 @@ impl QueueConfig {
                 Ecn::Red { min, max, pmax }
             }
         };
-        Ok(QueueConfig { priorities: priorities as u8, limit, ecn })
+        let sched_default = match base.scheduling { Scheduling::Strict => "strict", Scheduling::Wrr(_) => "wrr" };
+        let sched = s.choice_or("scheduling", &["strict", "wrr"], sched_default,
+            "how classes share the link: strict priority, or weighted round robin (wrr_weights)")?;
+        let base_weights: Vec<f64> = match &base.scheduling { Scheduling::Wrr(w) => w.iter().map(|&x| x as f64).collect(), _ => vec![] };
+        let weights = s.f64_list_or("wrr_weights", &base_weights, "packets",
+            "wrr: packets each class may send per turn, one entry per class (NDP: [10, 1], headers:data)")?;
+        let scheduling = if sched == "wrr" {
+            s.ensure(weights.len() == priorities as usize, "wrr_weights",
+                format!("needs one weight per class ({priorities}), got {}", weights.len()))?;
+            s.ensure(weights.iter().all(|&w| w >= 1.0 && w.fract() == 0.0 && w <= 1e6), "wrr_weights",
+                "weights must be whole numbers >= 1")?;
+            Scheduling::Wrr(weights.iter().map(|&w| w as u32).collect())
+        } else {
+            s.ensure(!s.has("wrr_weights") || s.is_describe(), "wrr_weights", "only used with scheduling = \"wrr\"")?;
+            Scheduling::Strict
+        };
+
+        let trim_on = s.bool_or("trim", base.trim.is_some(),
+            "NDP payload trimming: a full data queue trims packets to headers instead of dropping them")?;
+        let hl = s.u64_opt("header_limit_bytes", "bytes",
+            "trim: limit of the header queue (class 0); default twice the data limit in bytes, as htsim")?;
+        let bounce = s.bool_or("bounce", base.trim.map_or(true, |t| t.bounce),
+            "trim: return a header to its sender when the header queue is full (else drop it)")?;
+        let trim = if trim_on {
+            let Some(limit) = limit else {
+                return Err(s.err("trim", "trimming needs a data queue limit: set limit_packets or limit_bytes"));
+            };
+            s.ensure(priorities >= 2, "priorities", "trimming needs at least 2 classes: headers in class 0, data below")?;
+            let data_bytes = match limit { Amount::Bytes(b) => b, Amount::Packets(p) => p * mtu as u64 };
+            let header_limit_bytes = hl.or(base.trim.map(|t| t.header_limit_bytes)).unwrap_or(2 * data_bytes);
+            Some(Trim { header_limit_bytes, bounce, header_bytes })
+        } else {
+            s.ensure(hl.is_none() || s.is_describe(), "header_limit_bytes", "only used with trim = true")?;
+            None
+        };
+        Ok(QueueConfig { priorities: priorities as u8, scheduling, trim, limit, ecn })
     }
 }
 
@@ -164,7 +225,7 @@ mod tests {
 
     #[test]
     fn step_marks_strictly_above_k() {
-        let q = QueueConfig { priorities: 1, limit: None, ecn: Ecn::Step(Amount::Packets(2)) };
+        let q = QueueConfig { ecn: Ecn::Step(Amount::Packets(2)), ..QueueConfig::infinite() };
         let mut r = Rng::seed_from(1);
         assert!(!q.should_mark(0, 2, &mut r));
         assert!(q.should_mark(0, 3, &mut r));
@@ -172,8 +233,7 @@ mod tests {
 
     #[test]
     fn red_probability_is_linear() {
-        let q = QueueConfig { priorities: 1, limit: None,
-            ecn: Ecn::Red { min: Amount::Bytes(1000), max: Amount::Bytes(3000), pmax: 0.5 } };
+        let q = QueueConfig { ecn: Ecn::Red { min: Amount::Bytes(1000), max: Amount::Bytes(3000), pmax: 0.5 }, ..QueueConfig::infinite() };
         let mut r = Rng::seed_from(1);
         let n = 100_000;
         let marked = (0..n).filter(|_| q.should_mark(2000, 0, &mut r)).count();
@@ -184,10 +244,10 @@ mod tests {
 
     #[test]
     fn limits() {
-        let q = QueueConfig { priorities: 1, limit: Some(Amount::Bytes(3000)), ecn: Ecn::None };
+        let q = QueueConfig { limit: Some(Amount::Bytes(3000)), ..QueueConfig::infinite() };
         assert!(!q.overflows(1500, 1, 1500));
         assert!(q.overflows(1501, 1, 1500));
-        let q = QueueConfig { priorities: 1, limit: Some(Amount::Packets(2)), ecn: Ecn::None };
+        let q = QueueConfig { limit: Some(Amount::Packets(2)), ..QueueConfig::infinite() };
         assert!(!q.overflows(0, 1, 9000));
         assert!(q.overflows(0, 2, 64));
     }

@@ -76,11 +76,11 @@ impl RunSpec {
         t.finish()?;
 
         let mut q = top.table("queue", "egress queues of switch ports; sub-tables override per port role")?;
-        let switch_q = QueueConfig::read(&mut q, &QueueConfig::infinite())?;
+        let switch_q = QueueConfig::read(&mut q, &QueueConfig::infinite(), framing.mtu_bytes, framing.control_bytes)?;
         let role = |q: &mut Section, key: &str, base: &QueueConfig, doc: &'static str| -> SpecResult<QueueConfig> {
             match q.table_opt(key, doc)? {
                 Some(mut s) => {
-                    let c = QueueConfig::read(&mut s, base)?;
+                    let c = QueueConfig::read(&mut s, base, framing.mtu_bytes, framing.control_bytes)?;
                     s.finish()?;
                     Ok(c)
                 }
@@ -89,7 +89,7 @@ impl RunSpec {
         };
         let to_host = role(&mut q, "to_host", &switch_q, "overrides for switch ports facing hosts")?;
         let fabric = role(&mut q, "fabric", &switch_q, "overrides for switch-to-switch ports")?;
-        let nic_base = QueueConfig { priorities: switch_q.priorities, ..QueueConfig::infinite() };
+        let nic_base = QueueConfig { priorities: switch_q.priorities, scheduling: switch_q.scheduling.clone(), ..QueueConfig::infinite() };
         let nic = role(&mut q, "nic", &nic_base, "host NIC queues (default: infinite, no ECN, same priorities as switches)")?;
         q.finish()?;
 
