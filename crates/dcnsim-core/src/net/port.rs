@@ -143,7 +143,6 @@ impl Port {
         }
     }
 
-    #[inline]
     /// How long the port is busy with a packet of `size` bytes (serialization, or the pacing gap).
     #[inline]
     pub fn busy_time(&self, size: u32) -> Time {
