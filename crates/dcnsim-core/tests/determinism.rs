@@ -7,7 +7,7 @@ fn poisson(seed: u64) -> String {
         "seed = {seed}\nduration_us = 2000.0\n[topology]\nkind = \"leaf_spine\"\nracks = 4\nhosts_per_rack = 4\nspines = 2\n\
          host_rate_gbps = 10.0\ncore_rate_gbps = 20.0\n[queue]\nlimit_packets = 100\necn = \"step\"\necn_k_packets = 30\n\
          [routing]\nload_balancing = \"spray\"\n[transport]\nprotocol = \"dctcp\"\n\
-         [[workload]]\nkind = \"poisson\"\nload = 0.6\ncdf = \"websearch\"\n"
+         [[workload]]\nkind = \"poisson\"\nload = 0.6\ncdf = \"fb_hadoop\"\n"
     ));
     let out = run_checked(&s);
     assert!(out.flows.rows() > 50);

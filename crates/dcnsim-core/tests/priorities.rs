@@ -16,7 +16,7 @@ fn high_priority_overtakes_the_backlog() {
     let mut ev = EventQueue::new();
     // Hosts 0 and 3 each send five low-priority packets to host 2 (two senders into one downlink
     // build a backlog at the switch); host 1 then sends one high-priority packet to host 2.
-    let mut send = |net: &mut Network, ev: &mut EventQueue, src: u32, prio: u8, tag: u64| {
+    let send = |net: &mut Network, ev: &mut EventQueue, src: u32, prio: u8, tag: u64| {
         let mut p = Packet::new(PacketKind::Data, 0, src, 2, 1500);
         p.prio = prio;
         p.seq = tag;

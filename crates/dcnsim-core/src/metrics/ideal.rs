@@ -8,6 +8,11 @@
 //! where busy is the serialization time, or the pacing gap on a paced NIC, and the flow completes
 //! when the last packet crosses the last link. The same integer serialization times as the
 //! simulator are used, so the result is exact to the picosecond, not an approximation.
+//!
+//! With per-packet multipath (spraying, source routing) packets need not queue behind each other
+//! in the fabric: a short last packet on another path can overtake. There the ideal assumes
+//! perfect spraying — every packet finds its middle hops free — while the sender's NIC and the
+//! receiver's downlink still carry every packet one at a time (in arrival order).
 
 use crate::engine::time::{Rate, Time};
 
@@ -54,6 +59,49 @@ pub fn ideal_fct(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
         run(rest + header, 1);
     }
     arrive
+}
+
+/// The ideal under perfect per-packet multipath (see the module doc).
+pub fn ideal_fct_multipath(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
+    assert!(size > 0 && mss > 0 && !hops.is_empty());
+    if hops.len() <= 2 {
+        return ideal_fct(size, mss, header, hops);
+    }
+    let (first, last, middle) = (hops[0], hops[hops.len() - 1], &hops[1..hops.len() - 1]);
+    let transit = |wire: u32| first.delay + middle.iter().map(|h| h.rate.tx_time(wire) + h.delay).sum::<Time>();
+    let full = size / mss as u64;
+    let rest = (size % mss as u64) as u32;
+    let mut arrivals: Vec<(Time, u32)> = Vec::with_capacity(full as usize + 1);
+    let mut nic_free = 0;
+    for wire in std::iter::repeat_n(mss + header, full as usize).chain((rest > 0).then_some(rest + header)) {
+        let done = nic_free + first.rate.tx_time(wire);
+        nic_free += first.busy(wire);
+        arrivals.push((done + transit(wire), wire));
+    }
+    arrivals.sort(); // the downlink serves packets in the order they reach it
+    let mut free = 0;
+    let mut end = 0;
+    for (at, wire) in arrivals {
+        let start = at.max(free);
+        free = start + last.busy(wire);
+        end = end.max(start + last.rate.tx_time(wire) + last.delay);
+    }
+    end
+}
+
+/// `ideal_fct_multipath` in O(hops) for any size, as `ideal_fct_fast`: past the first packets
+/// the first and last hops advance by the slower of the two per full packet.
+pub fn ideal_fct_multipath_fast(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
+    const WARM: u64 = 64;
+    let full = size / mss as u64;
+    if full <= 2 * WARM || hops.len() <= 2 {
+        return if hops.len() <= 2 { ideal_fct_fast(size, mss, header, hops) } else { ideal_fct_multipath(size, mss, header, hops) };
+    }
+    let wire = mss + header;
+    let step = hops[0].busy(wire).max(hops[hops.len() - 1].busy(wire));
+    let head = WARM * mss as u64;
+    let tail = size - (full - WARM) * mss as u64;
+    ideal_fct_multipath(head + tail, mss, header, hops) + (full - 2 * WARM) * step
 }
 
 /// Same as `ideal_fct` but O(hops) for any size: after the pipeline fills, each further full
@@ -108,6 +156,32 @@ mod tests {
         h[0].pace = Some(Rate::from_gbps(5.0));
         let t = Rate::from_gbps(10.0).tx_time(1500);
         assert_eq!(ideal_fct(3 * 1436, 1436, 64, &h), 2 * (2 * t) + 2 * t);
+    }
+
+    #[test]
+    fn multipath_lets_the_short_last_packet_overtake() {
+        // 10G host links, 20G fabric, 1 us per hop: a 1436 + 343 byte flow over 4 hops.
+        let mut h = hops(&[10.0, 20.0, 20.0, 10.0], 1_000_000);
+        assert_eq!(ideal_fct(1779, 1436, 64, &h), 7_925_600);
+        // The last packet overtakes in the fabric and waits for nothing; the first packet's
+        // 1.2 + 0.6 + 0.6 + 1.2 us of serialization plus 4 us of delay decide.
+        assert_eq!(ideal_fct_multipath(1779, 1436, 64, &h), 7_600_000);
+        // Never slower than single path, equal on two hops.
+        for size in [1u64, 1436, 5000, 100_000] {
+            assert!(ideal_fct_multipath(size, 1436, 64, &h) <= ideal_fct(size, 1436, 64, &h));
+        }
+        h.truncate(2);
+        assert_eq!(ideal_fct_multipath(5000, 1436, 64, &h), ideal_fct(5000, 1436, 64, &h));
+    }
+
+    #[test]
+    fn multipath_fast_path_matches_exact() {
+        for rates in [[10.0, 40.0, 40.0, 10.0], [100.0, 400.0, 400.0, 100.0], [40.0, 10.0, 10.0, 40.0], [10.0, 10.0, 10.0, 25.0], [25.0, 10.0, 10.0, 10.0]] {
+            let h = hops(&rates, 500_000);
+            for size in [1u64, 1437, 100_000, 1_000_000, 3_333_333] {
+                assert_eq!(ideal_fct_multipath_fast(size, 1436, 64, &h), ideal_fct_multipath(size, 1436, 64, &h), "size {size} rates {rates:?}");
+            }
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Collecting a finished simulation into tables and a summary: per-flow FCT and slowdown against
 //! the exact ideal, goodput over the measurement window, queue occupancy per port and per switch.
 
-use super::ideal::{ideal_fct_fast, Hop};
+use super::ideal::{ideal_fct_fast, ideal_fct_multipath_fast, Hop};
+use crate::net::packet::LoadBalancing;
 use super::table::{Column, Table};
 use crate::engine::time::{Rate, Time};
 use crate::net::port::PortRole;
@@ -89,7 +90,10 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         let key = (net.routes.edge_of_host[r.src as usize], net.routes.edge_of_host[r.dst as usize]);
         // Hosts of one edge pair see identical paths in the fabrics we build (same host link rates).
         let hops = hop_cache.entry(key).or_insert_with(|| path_hops(net, r.src, r.dst));
-        let id_fct = ideal_fct_fast(r.size, fr.mss(), fr.header_bytes, hops);
+        let id_fct = match spec.load_balancing {
+            LoadBalancing::Ecmp => ideal_fct_fast(r.size, fr.mss(), fr.header_bytes, hops),
+            LoadBalancing::Spray | LoadBalancing::Source => ideal_fct_multipath_fast(r.size, fr.mss(), fr.header_bytes, hops),
+        };
         let f = r.end.map(|e| e - r.start);
         let sd = f.map_or(f64::NAN, |f| f as f64 / id_fct as f64);
         let is_counted = !sim.workload.excluded_from_slowdown(r.component) && r.start >= window_start;
