@@ -158,7 +158,15 @@ impl<'a> Section<'a> {
     }
 
     fn missing(&self, key: &str) -> SpecError {
-        self.err(key, "required key is missing")
+        let mut msg = "required key is missing".to_string();
+        if let Mode::Read(m) = self.mode {
+            if let Some(near) = m.keys().filter(|k| k.as_str() != key).min_by_key(|k| edit_distance(k, key)) {
+                if edit_distance(near, key) <= 2 {
+                    msg.push_str(&format!(" (`{near}` is given: a misspelling?)"));
+                }
+            }
+        }
+        self.err(key, msg)
     }
 
     fn as_f64(&self, key: &str, v: &Value) -> SpecResult<f64> {

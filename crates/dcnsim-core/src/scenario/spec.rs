@@ -89,8 +89,12 @@ impl RunSpec {
         };
         let to_host = role(&mut q, "to_host", &switch_q, "overrides for switch ports facing hosts")?;
         let fabric = role(&mut q, "fabric", &switch_q, "overrides for switch-to-switch ports")?;
-        let nic_base = QueueConfig { priorities: switch_q.priorities, scheduling: switch_q.scheduling.clone(), ..QueueConfig::infinite() };
-        let nic = role(&mut q, "nic", &nic_base, "host NIC queues (default: infinite, no ECN, same priorities as switches)")?;
+        // Host NICs default to the switch settings (as ns-2/ns-3 links do): a NIC that never marks
+        // lets a sender whose own link is the bottleneck grow its window without bound. Trimming
+        // is a switch feature and is not inherited, nor is the trimming data limit.
+        let nic_limit = if switch_q.trim.is_some() { None } else { switch_q.limit };
+        let nic_base = QueueConfig { trim: None, limit: nic_limit, ..switch_q.clone() };
+        let nic = role(&mut q, "nic", &nic_base, "host NIC queues (default: the switch settings, without trimming)")?;
         q.finish()?;
 
         let mut r = top.table("routing", "load balancing over equal-cost paths")?;

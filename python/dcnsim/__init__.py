@@ -1,0 +1,15 @@
+"""dcnsim: a fast, deterministic packet-level datacenter network simulator.
+
+    import dcnsim
+    r = dcnsim.run("spec.toml")        # or a dict, or TOML text
+    r.flows, r.queues, r.switches      # pandas DataFrames
+    r.summary                          # aggregates and provenance
+    r.save("out/")                     # Parquet tables, summary.json, slowdown.png
+"""
+
+from ._core import __version__
+from .errors import SpecError
+from .result import Result
+from .spec import describe, load_spec, run
+
+__all__ = ["run", "load_spec", "describe", "Result", "SpecError", "__version__"]

@@ -1,0 +1,95 @@
+"""The result of a run: pandas tables, the summary, and writing them to disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def _column(kind: str, *data: Any):
+    if kind == "u64":
+        return np.frombuffer(data[0], dtype="<u8")
+    if kind == "f64":
+        return np.frombuffer(data[0], dtype="<f8")
+    if kind == "bool":
+        return np.frombuffer(data[0], dtype=np.uint8).astype(bool)
+    if kind == "opt_u64":
+        values = np.frombuffer(data[0], dtype="<u8").copy()
+        mask = np.frombuffer(data[1], dtype=np.uint8).astype(bool)
+        return pd.arrays.IntegerArray(values, mask)
+    if kind == "str":
+        return pd.Categorical(data[0])
+    raise ValueError(f"unknown column kind {kind}")
+
+
+def _frame(columns) -> pd.DataFrame:
+    return pd.DataFrame({name: _column(*col) for name, col in columns})
+
+
+class Result:
+    """Tables and summary of one run.
+
+    flows     one row per flow: flow_id, src, dst, size_bytes, start_ps, end_ps (nullable),
+              fct_ps (nullable), ideal_fct_ps, slowdown (NaN if unfinished), workload, counted,
+              window_bytes (payload delivered inside the measurement window)
+    queues    one row per egress port: node, peer, role, tier, rate_gbps, max_bytes, mean_bytes,
+              drops, ecn_marks, trims, bounces, tx_bytes, tx_packets, utilization
+    switches  one row per switch: occupancy summed over its ports (max_bytes, mean_bytes), drops, marks
+    summary   aggregates and provenance (spec, seed, version, wall time, events)
+    spec      the spec with every default filled in
+    """
+
+    def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict):
+        self.flows = flows
+        self.queues = queues
+        self.switches = switches
+        self.summary = summary
+        self.spec = spec
+
+    @classmethod
+    def from_raw(cls, raw: dict) -> "Result":
+        return cls(
+            _frame(raw["flows"]),
+            _frame(raw["ports"]),
+            _frame(raw["switches"]),
+            json.loads(raw["summary"]),
+            json.loads(raw["spec"]),
+        )
+
+    def provenance(self) -> dict:
+        s = self.summary
+        return {"spec": self.spec, "seed": s["seed"], "version": s["version"], "wall_time_s": s["wall_time_s"], "events": s["events"]}
+
+    def _write_parquet(self, df: pd.DataFrame, path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        meta = dict(table.schema.metadata or {})
+        prov = self.provenance()
+        meta[b"dcnsim.spec"] = json.dumps(prov["spec"], sort_keys=True).encode()
+        meta[b"dcnsim.seed"] = str(prov["seed"]).encode()
+        meta[b"dcnsim.version"] = str(prov["version"]).encode()
+        pq.write_table(table.replace_schema_metadata(meta), path)
+
+    def save(self, out_dir, plot: bool = True) -> Path:
+        """Writes flows/queues/switches.parquet, summary.json and slowdown.png into out_dir."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        self._write_parquet(self.flows, out / "flows.parquet")
+        self._write_parquet(self.queues, out / "queues.parquet")
+        self._write_parquet(self.switches, out / "switches.parquet")
+        (out / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
+        if plot:
+            from .plots import slowdown_by_size
+
+            slowdown_by_size(self.summary, out / "slowdown.png")
+        return out
+
+    def __repr__(self) -> str:
+        f = self.summary["flows"]
+        return f"<dcnsim.Result {self.summary.get('protocol')} flows={f['started']} finished={f['finished']}>"

@@ -1,0 +1,117 @@
+"""The Python API: tables, types, consistency with the summary, determinism, saving."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import dcnsim
+
+FLOW_COLUMNS = ["flow_id", "src", "dst", "size_bytes", "start_ps", "end_ps", "fct_ps", "ideal_fct_ps", "slowdown"]
+
+
+def test_flows_table_has_documented_columns_and_consistent_values(small_spec):
+    r = dcnsim.run(small_spec)
+    f = r.flows
+    assert list(f.columns[: len(FLOW_COLUMNS)]) == FLOW_COLUMNS
+    assert len(f) > 20
+    assert f["size_bytes"].dtype == np.uint64
+    assert str(f["end_ps"].dtype) == "UInt64" and str(f["fct_ps"].dtype) == "UInt64"
+    done = f[f["end_ps"].notna()]
+    assert len(done) > 0
+    assert (done["fct_ps"] == done["end_ps"] - done["start_ps"]).all()
+    ratio = done["fct_ps"].astype("float64") / done["ideal_fct_ps"].astype("float64")
+    np.testing.assert_allclose(done["slowdown"].to_numpy(), ratio.to_numpy())
+    assert (done["slowdown"] >= 1.0).all()
+    assert f.loc[f["end_ps"].isna(), "slowdown"].isna().all()
+    assert r.summary["flows"]["started"] == len(f)
+    assert r.summary["flows"]["finished"] == len(done)
+    # Packet conservation is part of every run's summary.
+    p = r.summary["packets"]
+    assert p["created"] == p["delivered"] + p["dropped"] + p["in_flight"]
+
+
+def test_summary_records_provenance(small_spec):
+    r = dcnsim.run(small_spec)
+    s = r.summary
+    assert s["seed"] == 7 and s["version"] == dcnsim.__version__
+    assert s["events"] > 0 and s["wall_time_s"] > 0
+    assert s["spec"]["workload"][0]["load"] == 0.5
+    # Defaults are filled in.
+    assert s["spec"]["net"]["mtu_bytes"] == 1500
+    assert s["spec"]["routing"]["load_balancing"] == "ecmp"
+    assert r.spec == s["spec"]
+
+
+def test_queue_and_switch_tables(small_spec):
+    r = dcnsim.run(small_spec)
+    q = r.queues
+    assert {"node", "peer", "role", "max_bytes", "mean_bytes", "drops", "ecn_marks", "utilization"} <= set(q.columns)
+    assert set(q["role"]) == {"host_nic", "to_host", "fabric"}
+    assert (q["utilization"] <= 1.0 + 1e-9).all()
+    assert (q["mean_bytes"] <= q["max_bytes"] + 1e-9).all()
+    sw = r.switches
+    assert len(sw) == 4  # 2 ToRs + 2 spines
+    # A switch's occupancy is the sum over its ports: its max is at least any one port's max.
+    for name, row in sw.set_index("switch").iterrows():
+        assert row["max_bytes"] >= q.loc[q["node"] == name, "max_bytes"].max()
+
+
+def test_same_seed_identical_other_seed_differs(small_spec):
+    a = dcnsim.run(small_spec).flows
+    b = dcnsim.run(small_spec).flows
+    pd.testing.assert_frame_equal(a, b)
+    other = dict(small_spec, seed=8)
+    c = dcnsim.run(other).flows
+    assert not a.equals(c)
+
+
+def test_toml_path_text_and_dict_agree(tmp_path, small_toml, small_spec):
+    p = tmp_path / "s.toml"
+    p.write_text(small_toml)
+    a = dcnsim.run(p).flows
+    b = dcnsim.run(str(p)).flows
+    c = dcnsim.run(small_toml).flows
+    d = dcnsim.run(small_spec).flows
+    for x in (b, c, d):
+        pd.testing.assert_frame_equal(a, x)
+
+
+def test_relative_paths_resolve_against_the_spec_file(tmp_path):
+    (tmp_path / "flows.csv").write_text("src,dst,size_bytes,start_us\n0,1,5000,1.0\n")
+    (tmp_path / "s.toml").write_text(
+        'duration_us = 1000.0\n[topology]\nkind = "single_switch"\nhosts = 2\nhost_rate_gbps = 10.0\n'
+        '[transport]\nprotocol = "dctcp"\n[[workload]]\nkind = "flow_list"\npath = "flows.csv"\n'
+    )
+    r = dcnsim.run(tmp_path / "s.toml")
+    assert len(r.flows) == 1
+    assert r.flows["fct_ps"].iloc[0] == r.flows["ideal_fct_ps"].iloc[0]
+
+
+def test_save_writes_every_file_with_provenance(tmp_path, small_spec):
+    r = dcnsim.run(small_spec)
+    out = r.save(tmp_path / "out")
+    for name in ["flows.parquet", "queues.parquet", "switches.parquet", "summary.json", "slowdown.png"]:
+        assert (out / name).stat().st_size > 0, name
+    t = pq.read_table(out / "flows.parquet")
+    meta = t.schema.metadata
+    assert json.loads(meta[b"dcnsim.spec"])["seed"] == 7
+    assert meta[b"dcnsim.version"].decode() == dcnsim.__version__
+    back = t.to_pandas()
+    pd.testing.assert_frame_equal(back.reset_index(drop=True), r.flows, check_categorical=False)
+    assert json.loads((out / "summary.json").read_text())["flows"] == r.summary["flows"]
+
+
+def test_describe_lists_protocols_and_parameters_with_units():
+    d = dcnsim.describe()
+    assert {"dctcp", "newreno"} <= {p["name"] for p in d["protocols"]}
+    assert {"single_switch", "dumbbell", "leaf_spine", "fat_tree"} <= {t["name"] for t in d["topologies"]}
+    assert "websearch" in d["cdfs"]
+    params = {p["path"]: p for p in d["params"]}
+    assert params["workload[].load"]["unit"] == "fraction"
+    assert params["transport.g"]["default"] == "0.0625"
+    assert params["duration_us"]["default"] is None  # required
+    assert params["net.mtu_bytes"]["unit"] == "bytes"
+    assert all(p["doc"] for p in d["params"]), [p["path"] for p in d["params"] if not p["doc"]]

@@ -1,0 +1,71 @@
+"""The dcnsim command line."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def dcnsim(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "dcnsim", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_run_writes_outputs_and_prints_a_summary(tmp_path, small_toml):
+    spec = tmp_path / "s.toml"
+    spec.write_text(small_toml)
+    p = dcnsim("run", str(spec), "--out", str(tmp_path / "out"))
+    assert p.returncode == 0, p.stderr
+    for name in ["flows.parquet", "queues.parquet", "switches.parquet", "summary.json", "slowdown.png"]:
+        assert (tmp_path / "out" / name).exists(), name
+    assert "slowdown" in p.stdout and "goodput" in p.stdout
+
+
+def test_set_overrides_a_key(tmp_path, small_toml):
+    spec = tmp_path / "s.toml"
+    spec.write_text(small_toml)
+    p = dcnsim("run", str(spec), "--out", str(tmp_path / "o"), "--quiet", "--set", "workload[0].load=0.2", "--set", "seed=3")
+    assert p.returncode == 0, p.stderr
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["spec"]["workload"][0]["load"] == 0.2 and s["seed"] == 3
+
+
+@pytest.mark.parametrize(
+    "edit,field",
+    [
+        (('load = 0.5', 'load = -0.5'), "workload[0].load"),
+        (('racks = 2', 'rackz = 2'), "topology.racks"),
+        (('protocol = "dctcp"', 'protocol = "dctpc"'), "transport.protocol"),
+    ],
+)
+def test_bad_spec_exits_2_naming_the_field_without_traceback(tmp_path, small_toml, edit, field):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(small_toml.replace(*edit))
+    p = dcnsim("run", str(spec), "--out", str(tmp_path / "o"))
+    assert p.returncode == 2
+    assert f"spec error at `{field}`" in p.stderr
+    assert "Traceback" not in p.stderr
+    if "rackz" in edit[1]:
+        assert "`rackz` is given: a misspelling?" in p.stderr
+
+
+def test_missing_spec_file_exits_2():
+    p = dcnsim("run", "/nonexistent.toml")
+    assert p.returncode == 2 and "cannot read" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_describe_json_and_text():
+    p = dcnsim("describe", "--json")
+    assert p.returncode == 0
+    d = json.loads(p.stdout)
+    assert "dctcp" in [x["name"] for x in d["protocols"]]
+    assert any(x["path"] == "workload[].load" and x["unit"] for x in d["params"])
+    t = dcnsim("describe")
+    assert t.returncode == 0 and "ecn_k_packets" in t.stdout and "Gb/s" in t.stdout
+
+
+def test_demo_runs(tmp_path):
+    p = dcnsim("demo", "--out", str(tmp_path / "demo"), "--quiet")
+    assert p.returncode == 0, p.stderr
+    s = json.loads((tmp_path / "demo" / "summary.json").read_text())
+    assert s["protocol"] == "dctcp" and s["flows"]["finished"] > 100
