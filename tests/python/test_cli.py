@@ -69,3 +69,12 @@ def test_demo_runs(tmp_path):
     assert p.returncode == 0, p.stderr
     s = json.loads((tmp_path / "demo" / "summary.json").read_text())
     assert s["protocol"] == "dctcp" and s["flows"]["finished"] > 100
+
+
+def test_parameter_reference_doc_is_current():
+    from pathlib import Path
+
+    p = dcnsim("describe", "--markdown")
+    assert p.returncode == 0
+    doc = Path(__file__).resolve().parents[2] / "docs" / "parameters.md"
+    assert doc.read_text() == p.stdout, "docs/parameters.md is stale: run `dcnsim describe --markdown > docs/parameters.md`"
