@@ -40,7 +40,7 @@ impl Simulation {
             mss_bytes: spec.framing.mss(),
         };
         let mut workload = Workload::build(&spec.workload, &env)?;
-        let transport = Transport::new(&spec.transport, spec.framing, net.hosts);
+        let transport = Transport::new(&spec.transport, spec.framing, net.hosts, spec.seed);
         let mut events = EventQueue::new();
         let next_arrival = workload.next();
         if let Some(a) = &next_arrival {

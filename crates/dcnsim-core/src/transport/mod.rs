@@ -7,6 +7,7 @@
 //! e.g. receiver-driven ones: set `Network::ports[nic].notify_idle`).
 
 pub mod dctcp;
+pub mod ndp;
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::time::Time;
@@ -77,21 +78,28 @@ impl Ctx<'_> {
 pub const PROTOCOLS: &[(&str, &str)] = &[
     ("dctcp", "DCTCP (Alizadeh et al., SIGCOMM'10): ECN-driven window control over NewReno"),
     ("newreno", "TCP NewReno: the same sender with ECN off (reacts to loss only)"),
+    ("ndp", "NDP (Handley et al., SIGCOMM'17): zero-RTT start, receiver-paced pulls, trimming switches, sender-chosen paths"),
 ];
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TransportSpec {
     Dctcp(dctcp::DctcpConfig),
+    Ndp(ndp::NdpConfig),
 }
 
 impl TransportSpec {
     /// Reads `[transport]`. In describe mode documents every protocol's parameters.
     pub fn read(s: &mut Section, lb: LoadBalancing) -> SpecResult<TransportSpec> {
         let names: Vec<&str> = PROTOCOLS.iter().map(|p| p.0).collect();
+        if s.is_describe() {
+            dctcp::DctcpConfig::read(s, true, lb)?;
+            ndp::NdpConfig::read(s, lb)?;
+        }
         let protocol = s.choice("protocol", &names, "transport protocol")?;
         Ok(match protocol.as_str() {
             "dctcp" => TransportSpec::Dctcp(dctcp::DctcpConfig::read(s, true, lb)?),
             "newreno" => TransportSpec::Dctcp(dctcp::DctcpConfig::read(s, false, lb)?),
+            "ndp" => TransportSpec::Ndp(ndp::NdpConfig::read(s, lb)?),
             other => unreachable!("{other}"),
         })
     }
@@ -100,18 +108,21 @@ impl TransportSpec {
         match self {
             TransportSpec::Dctcp(c) if c.ecn => "dctcp",
             TransportSpec::Dctcp(_) => "newreno",
+            TransportSpec::Ndp(_) => "ndp",
         }
     }
 }
 
 pub enum Transport {
     Dctcp(dctcp::Dctcp),
+    Ndp(ndp::Ndp),
 }
 
 impl Transport {
-    pub fn new(spec: &TransportSpec, framing: Framing, hosts: u32) -> Transport {
+    pub fn new(spec: &TransportSpec, framing: Framing, hosts: u32, seed: u64) -> Transport {
         match spec {
             TransportSpec::Dctcp(c) => Transport::Dctcp(dctcp::Dctcp::new(c.clone(), framing, hosts)),
+            TransportSpec::Ndp(c) => Transport::Ndp(ndp::Ndp::new(c.clone(), framing, hosts, seed)),
         }
     }
 
@@ -119,6 +130,7 @@ impl Transport {
     pub fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
         match self {
             Transport::Dctcp(t) => t.start_flow(ctx, flow),
+            Transport::Ndp(t) => t.start_flow(ctx, flow),
         }
     }
 
@@ -126,6 +138,7 @@ impl Transport {
     pub fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
         match self {
             Transport::Dctcp(t) => t.on_packet(ctx, host, pkt),
+            Transport::Ndp(t) => t.on_packet(ctx, host, pkt),
         }
     }
 
@@ -133,13 +146,14 @@ impl Transport {
     pub fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
         match self {
             Transport::Dctcp(t) => t.on_timer(ctx, kind, id),
+            Transport::Ndp(t) => t.on_timer(ctx, kind, id),
         }
     }
 
     #[inline]
     pub fn on_nic_idle(&mut self, _ctx: &mut Ctx, _host: HostId) {
         match self {
-            Transport::Dctcp(_) => {}
+            Transport::Dctcp(_) | Transport::Ndp(_) => {}
         }
     }
 
@@ -147,6 +161,7 @@ impl Transport {
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         match self {
             Transport::Dctcp(t) => t.counters(),
+            Transport::Ndp(t) => t.counters(),
         }
     }
 }

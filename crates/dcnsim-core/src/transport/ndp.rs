@@ -1,0 +1,689 @@
+//! NDP: receiver-driven, pull-paced transport over trimming switches.
+//!
+//! Paper: M. Handley, C. Raiciu, A. Agache, A. Voinescu, A. W. Moore, G. Antichi, M. Wojcik,
+//! "Re-architecting datacenter networks and stacks for low latency and high performance",
+//! SIGCOMM 2017, section 3. Details the paper leaves open follow htsim, the simulator NDP was
+//! evaluated in (path scoreboard thresholds, bounce handling, pull spacing, RTO floor).
+//!
+//! Modelled:
+//! - zero-RTT start: the first `initial_window_packets` go out at line rate, every one with SYN;
+//!   afterwards the sender sends only when pulled, retransmissions first, then new data; the last
+//!   packet is marked
+//! - receiver: ACK per data packet, NACK per trimmed header, one PULL queued per arrival; one pull
+//!   queue per receiving host, served round robin over connections (strict priority for chosen
+//!   senders as an option), paced at one pull per (MTU + control packet) time of the receiver's link;
+//!   pulls carry a per-connection cumulative pull number; the last packet purges that sender's pulls
+//! - path selection with `routing.load_balancing = "source"`: the sender permutes the equal-cost
+//!   paths, sends one packet per path, re-permutes; a per-path scoreboard of ACKs and NACKs (a
+//!   return counts as three NACKs) marks outlier paths, which are skipped for a while; a
+//!   retransmission always takes a different path than the packet's last one
+//! - return-to-sender: a bounced header is resent at once only if no more pulls are expected
+//!   (nothing ACKed or NACKed but not yet pulled, and the first window is used up) or if recent
+//!   feedback was at least a quarter ACKs (a bad path, not an incast); otherwise it waits for a pull
+//! - RTO for true losses: floor `min_rto_us`, SRTT/RTTVAR from ACK time stamps
+//!
+//! Not modelled: the connection-establishment state machine and time-wait (flows are known to both
+//! ends from their first packet), combined PULLACKs, NIC/host processing delays, receiver-side
+//! congestion control for oversubscribed fabrics.
+//!
+//! Packet fields: `seq` = packet index within the flow; `aux` = the path id the data packet took
+//! (echoed in ACK/NACK for the scoreboard); `ts` = send time (echoed); `ack` = pull number on PULLs.
+
+use super::{Ctx, Framing};
+use crate::engine::rng::Rng;
+use crate::engine::time::{from_us, Rate, Time};
+use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
+use crate::scenario::reader::{Section, SpecResult};
+use std::collections::{BinaryHeap, VecDeque};
+use std::cmp::Reverse;
+
+const TIMER_PULL: u8 = 1;
+const TIMER_RTO: u8 = 2;
+const NO_SLOT: u32 = u32::MAX;
+/// Feedback events remembered per connection for the return-to-sender decision (htsim: 12).
+const HISTORY: usize = 12;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NdpConfig {
+    pub initial_window_packets: u64,
+    /// Pull rate as a fraction of the receiver's link rate.
+    pub pull_rate: f64,
+    pub min_rto: Time,
+    pub initial_rto: Time,
+    pub path_penalty: bool,
+    pub return_to_sender_resend: bool,
+    pub prioritize_senders: Vec<u32>,
+    pub lb: LoadBalancing,
+}
+
+impl NdpConfig {
+    pub fn read(s: &mut Section, lb: LoadBalancing) -> SpecResult<NdpConfig> {
+        let iw = s.u64_or("initial_window_packets", 30, "packets",
+            "[ndp] packets sent at line rate before the first pull (the NDP paper's simulations: 30)")?;
+        s.ensure((1..=100_000).contains(&iw), "initial_window_packets", "must be in [1, 100000]")?;
+        let pull_rate = s.f64_or("pull_rate", 1.0, "fraction",
+            "[ndp] pulls are paced at this fraction of the receiver's link rate (one per MTU + control packet)")?;
+        s.ensure(pull_rate > 0.0 && pull_rate <= 10.0, "pull_rate", "must be in (0, 10]")?;
+        let min_rto = s.f64_or("min_rto_us", 5000.0, "us", "[ndp] floor of the retransmission timeout (htsim: 5 ms)")?;
+        s.ensure(min_rto > 0.0 && min_rto <= 1e7, "min_rto_us", "must be in (0, 1e7] us")?;
+        let init_rto = s.f64_or("initial_rto_us", 20000.0, "us", "[ndp] retransmission timeout before an RTT sample (htsim: 20 ms)")?;
+        s.ensure(init_rto > 0.0 && init_rto <= 1e7, "initial_rto_us", "must be in (0, 1e7] us")?;
+        let path_penalty = s.bool_or("path_penalty", true,
+            "[ndp] skip paths whose NACK ratio is an outlier (section 3.2.3); needs source routing")?;
+        let rts = s.bool_or("return_to_sender_resend", true,
+            "[ndp] resend a returned header at once when no more pulls are expected or the path looks bad")?;
+        let prio: Vec<f64> = s.f64_list_or("prioritize_senders", &[], "hosts",
+            "[ndp] receivers serve pulls for flows from these senders first (strict priority)")?;
+        s.ensure(prio.iter().all(|&h| h >= 0.0 && h.fract() == 0.0), "prioritize_senders", "must be host ids")?;
+        s.ensure(lb != LoadBalancing::Ecmp || s.is_describe(), "protocol",
+            "NDP sprays every packet: set routing.load_balancing = \"source\" (the paper) or \"spray\"")?;
+        Ok(NdpConfig {
+            initial_window_packets: iw,
+            pull_rate,
+            min_rto: from_us(min_rto),
+            initial_rto: from_us(init_rto),
+            path_penalty,
+            return_to_sender_resend: rts,
+            prioritize_senders: prio.iter().map(|&h| h as u32).collect(),
+            lb,
+        })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sent {
+    /// On its way; sent at this time on this path.
+    Out { at: Time, path: u16 },
+    /// NACKed, returned or timed out: waiting in the retransmission queue.
+    Queued { path: u16 },
+    Acked,
+}
+
+#[derive(Clone, Copy, Default)]
+struct PathScore {
+    acks: u32,
+    nacks: u32,
+    /// How many turns this path is skipped for (htsim's avoid ratio).
+    avoid: u32,
+}
+
+struct Conn {
+    id: FlowId,
+    src: HostId,
+    dst: HostId,
+    packets: u64,
+    last_payload: u32,
+    // Sender.
+    next_new: u64,
+    /// State of packets base.. (front = packet `base`); packets below base are all ACKed.
+    base: u64,
+    window: VecDeque<Sent>,
+    acked: u64,
+    rtx: BinaryHeap<Reverse<u64>>,
+    last_pull: u64,
+    pull_window: i64,
+    first_window_left: i64,
+    paths: Vec<u32>,
+    cursor: usize,
+    scores: Vec<PathScore>,
+    /// Sums of ACKs and NACKs over all paths (for the outlier test's means).
+    total_acks: u64,
+    total_nacks: u64,
+    history: [u8; HISTORY],
+    history_at: usize,
+    srtt: f64,
+    rttvar: f64,
+    rto: Time,
+    rto_armed: bool,
+    // Receiver.
+    received: Vec<u64>,
+    received_count: u64,
+    pulls_sent: u64,
+    pending_pulls: u64,
+    queued_for_pull: bool,
+    priority: bool,
+    done_rx: bool,
+    /// The sender has every ACK; the slot is freed once no pull queue refers to it.
+    retired: bool,
+}
+
+/// A receiving host's pull queue and pacer.
+#[derive(Default)]
+struct Puller {
+    high: VecDeque<u32>,
+    fair: VecDeque<u32>,
+    /// The pacer's next free slot, and whether a pacer timer is pending.
+    next_at: Time,
+    armed: bool,
+    spacing: Time,
+}
+
+pub struct Ndp {
+    cfg: NdpConfig,
+    framing: Framing,
+    conns: Vec<Conn>,
+    free: Vec<u32>,
+    slot_of: Vec<u32>,
+    pullers: Vec<Puller>,
+    rng: Rng,
+    initialized: bool,
+    counters: Counters,
+}
+
+#[derive(Default)]
+struct Counters {
+    data_sent: u64,
+    retransmitted: u64,
+    nacks: u64,
+    bounces: u64,
+    bounce_resends: u64,
+    timeouts: u64,
+    pulls: u64,
+    wasted_pulls: u64,
+}
+
+const FB_ACK: u8 = 1;
+const FB_NACK: u8 = 2;
+const FB_BOUNCE: u8 = 3;
+
+impl Ndp {
+    pub fn new(cfg: NdpConfig, framing: Framing, hosts: u32, seed: u64) -> Ndp {
+        Ndp {
+            cfg,
+            framing,
+            conns: Vec::new(),
+            free: Vec::new(),
+            slot_of: Vec::new(),
+            pullers: (0..hosts).map(|_| Puller::default()).collect(),
+            rng: Rng::for_component(seed, "ndp"),
+            initialized: false,
+            counters: Counters::default(),
+        }
+    }
+
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        let c = &self.counters;
+        vec![
+            ("data_packets_sent", c.data_sent),
+            ("retransmitted_packets", c.retransmitted),
+            ("nacks", c.nacks),
+            ("bounces", c.bounces),
+            ("bounce_resends", c.bounce_resends),
+            ("timeouts", c.timeouts),
+            ("pulls_sent", c.pulls),
+            ("wasted_pulls", c.wasted_pulls),
+        ]
+    }
+
+    fn init_pullers(&mut self, ctx: &Ctx) {
+        if self.initialized {
+            return;
+        }
+        self.initialized = true;
+        let bytes = self.framing.mtu_bytes + self.framing.control_bytes;
+        for (h, p) in self.pullers.iter_mut().enumerate() {
+            let link: Rate = ctx.net.ports[ctx.net.nic_port(h as u32) as usize].rate;
+            p.spacing = ((link.tx_time(bytes) as f64) / self.cfg.pull_rate).round() as Time;
+        }
+    }
+
+    pub fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
+        self.init_pullers(ctx);
+        let rec = ctx.flows.get(id);
+        let mss = self.framing.mss() as u64;
+        let packets = rec.size.div_ceil(mss);
+        let last_payload = (rec.size - (packets - 1) * mss) as u32;
+        let n_paths = match self.cfg.lb {
+            LoadBalancing::Source => ctx.net.routes.path_count(&ctx.net.ports, rec.src, rec.dst).min(u16::MAX as u64) as u32,
+            _ => 1,
+        };
+        let mut paths: Vec<u32> = (0..n_paths).collect();
+        self.rng.shuffle(&mut paths);
+        let conn = Conn {
+            id,
+            src: rec.src,
+            dst: rec.dst,
+            packets,
+            last_payload,
+            next_new: 0,
+            base: 0,
+            window: VecDeque::new(),
+            acked: 0,
+            rtx: BinaryHeap::new(),
+            last_pull: 0,
+            pull_window: 0,
+            first_window_left: 0,
+            scores: vec![PathScore::default(); n_paths as usize],
+            total_acks: 0,
+            total_nacks: 0,
+            paths,
+            cursor: 0,
+            history: [0; HISTORY],
+            history_at: 0,
+            srtt: 0.0,
+            rttvar: 0.0,
+            rto: self.cfg.initial_rto,
+            rto_armed: false,
+            received: vec![0; packets.div_ceil(64) as usize],
+            received_count: 0,
+            pulls_sent: 0,
+            pending_pulls: 0,
+            queued_for_pull: false,
+            priority: self.cfg.prioritize_senders.contains(&rec.src),
+            done_rx: false,
+            retired: false,
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.conns[s as usize] = conn;
+                s
+            }
+            None => {
+                self.conns.push(conn);
+                self.conns.len() as u32 - 1
+            }
+        };
+        if self.slot_of.len() <= id as usize {
+            self.slot_of.resize(id as usize + 1, NO_SLOT);
+        }
+        self.slot_of[id as usize] = slot;
+        let iw = self.cfg.initial_window_packets.min(packets);
+        self.conns[slot as usize].first_window_left = iw as i64;
+        for _ in 0..iw {
+            self.send_one(ctx, slot, true);
+        }
+    }
+
+    /// The next path in the permuted list, skipping penalized paths (section 3.2.3).
+    fn choose_path(&mut self, slot: u32, avoid: Option<u16>) -> u32 {
+        let c = &mut self.conns[slot as usize];
+        let n = c.paths.len();
+        if n <= 1 {
+            return 0;
+        }
+        for _ in 0..4 * n {
+            c.cursor += 1;
+            if c.cursor >= n {
+                self.rng.shuffle(&mut c.paths);
+                c.cursor = 0;
+            }
+            let p = c.paths[c.cursor];
+            let s = &mut c.scores[p as usize];
+            if self.cfg.path_penalty && s.avoid > 0 {
+                s.avoid -= 1;
+                continue;
+            }
+            if avoid == Some(p as u16) {
+                continue;
+            }
+            return p;
+        }
+        c.paths[c.cursor]
+    }
+
+    /// Sends one packet: the lowest queued retransmission, else new data. Returns false if there
+    /// was nothing to send.
+    fn send_one(&mut self, ctx: &mut Ctx, slot: u32, syn: bool) -> bool {
+        let c = &mut self.conns[slot as usize];
+        let (seq, retx, last_path) = if let Some(Reverse(seq)) = c.rtx.pop() {
+            let Sent::Queued { path } = c.window[(seq - c.base) as usize] else { unreachable!("rtx queue out of sync") };
+            (seq, true, Some(path))
+        } else if c.next_new < c.packets {
+            let s = c.next_new;
+            c.next_new += 1;
+            c.window.push_back(Sent::Out { at: 0, path: 0 });
+            (s, false, None)
+        } else {
+            return false;
+        };
+        let path = self.choose_path(slot, last_path);
+        let fr = self.framing;
+        let cfg_lb = self.cfg.lb;
+        let c = &mut self.conns[slot as usize];
+        let payload = if seq + 1 == c.packets { c.last_payload } else { fr.mss() };
+        let mut p = Packet::new(PacketKind::Data, c.id, c.src, c.dst, fr.wire(payload));
+        p.payload = payload;
+        p.seq = seq;
+        p.ts = ctx.now;
+        p.aux = path;
+        p.prio = 1;
+        p.lb = cfg_lb;
+        p.path = path;
+        if syn {
+            p.flags |= flags::SYN;
+        }
+        if seq + 1 == c.packets {
+            p.flags |= flags::LAST;
+        }
+        if retx {
+            p.flags |= flags::RETX;
+            self.counters.retransmitted += 1;
+        }
+        let i = (seq - c.base) as usize;
+        c.window[i] = Sent::Out { at: ctx.now, path: path as u16 };
+        self.counters.data_sent += 1;
+        ctx.send(p);
+        if !c.rto_armed {
+            c.rto_armed = true;
+            let at = ctx.now + c.rto;
+            ctx.set_timer(at, TIMER_RTO, c.id);
+        }
+        true
+    }
+
+    pub fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
+        let Some(&slot) = self.slot_of.get(pkt.flow as usize) else { return };
+        if slot == NO_SLOT {
+            return;
+        }
+        match pkt.kind {
+            PacketKind::Data | PacketKind::Header => {
+                debug_assert_eq!(host, pkt.dst);
+                self.on_arrival(ctx, slot, pkt)
+            }
+            PacketKind::Ack | PacketKind::Nack => self.on_feedback(ctx, slot, pkt),
+            PacketKind::Pull => self.on_pull(ctx, slot, pkt.ack),
+            PacketKind::Bounced => self.on_bounce(ctx, slot, pkt),
+            other => panic!("NDP received a {other:?} packet"),
+        }
+    }
+
+    /// Receiver: a data packet or a trimmed header arrived.
+    fn on_arrival(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
+        let ctl = self.framing.control_bytes;
+        let c = &mut self.conns[slot as usize];
+        let is_data = pkt.kind == PacketKind::Data;
+        let kind = if is_data { PacketKind::Ack } else { PacketKind::Nack };
+        let mut fb = Packet::new(kind, c.id, c.dst, c.src, ctl);
+        fb.seq = pkt.seq;
+        fb.aux = pkt.aux;
+        fb.ts = pkt.ts;
+        fb.prio = 0;
+        fb.lb = LoadBalancing::Spray;
+        ctx.send(fb);
+        if is_data {
+            let (w, b) = ((pkt.seq / 64) as usize, pkt.seq % 64);
+            if c.received[w] & (1 << b) == 0 {
+                c.received[w] |= 1 << b;
+                c.received_count += 1;
+                ctx.delivered(c.id, pkt.payload as u64);
+                if c.received_count == c.packets {
+                    ctx.finished(c.id);
+                    c.done_rx = true;
+                    c.pending_pulls = 0; // the last packet purges this sender's pulls
+                    return;
+                }
+            }
+        }
+        if c.done_rx {
+            return;
+        }
+        c.pending_pulls += 1;
+        let (dst, priority, queued) = (c.dst, c.priority, c.queued_for_pull);
+        if !queued {
+            c.queued_for_pull = true;
+            let pl = &mut self.pullers[dst as usize];
+            if priority {
+                pl.high.push_back(slot);
+            } else {
+                pl.fair.push_back(slot);
+            }
+        }
+        self.arm_pacer(ctx, dst);
+    }
+
+    fn arm_pacer(&mut self, ctx: &mut Ctx, host: HostId) {
+        let pl = &mut self.pullers[host as usize];
+        if !pl.armed {
+            pl.armed = true;
+            let at = pl.next_at.max(ctx.now);
+            ctx.set_timer(at, TIMER_PULL, host);
+        }
+    }
+
+    /// The pacer releases one pull: priority connections first, then round robin.
+    fn pace(&mut self, ctx: &mut Ctx, host: HostId) {
+        let ctl = self.framing.control_bytes;
+        self.pullers[host as usize].armed = false;
+        loop {
+            let pl = &mut self.pullers[host as usize];
+            let Some(slot) = pl.high.pop_front().or_else(|| pl.fair.pop_front()) else { return };
+            let c = &mut self.conns[slot as usize];
+            c.queued_for_pull = false;
+            if c.retired {
+                self.free.push(slot);
+                continue;
+            }
+            if c.pending_pulls == 0 || c.done_rx {
+                continue; // purged by the last packet
+            }
+            c.pending_pulls -= 1;
+            c.pulls_sent += 1;
+            let mut p = Packet::new(PacketKind::Pull, c.id, c.dst, c.src, ctl);
+            p.ack = c.pulls_sent;
+            p.prio = 0;
+            p.lb = LoadBalancing::Spray;
+            ctx.send(p);
+            self.counters.pulls += 1;
+            if c.pending_pulls > 0 {
+                c.queued_for_pull = true;
+                let pl = &mut self.pullers[host as usize];
+                if c.priority {
+                    pl.high.push_back(slot);
+                } else {
+                    pl.fair.push_back(slot);
+                }
+            }
+            let pl = &mut self.pullers[host as usize];
+            pl.next_at = ctx.now + pl.spacing;
+            if !pl.high.is_empty() || !pl.fair.is_empty() {
+                pl.armed = true;
+                ctx.set_timer(pl.next_at, TIMER_PULL, host);
+            }
+            return;
+        }
+    }
+
+    fn record(&mut self, slot: u32, path: u16, fb: u8) {
+        let penalty = self.cfg.path_penalty;
+        let c = &mut self.conns[slot as usize];
+        c.history[c.history_at] = fb;
+        c.history_at = (c.history_at + 1) % HISTORY;
+        if c.scores.len() <= 1 {
+            return;
+        }
+        let n = c.scores.len() as u64;
+        let s = &mut c.scores[path as usize];
+        match fb {
+            FB_ACK => {
+                s.acks += 1;
+                c.total_acks += 1;
+            }
+            FB_NACK => {
+                s.nacks += 1;
+                c.total_nacks += 1;
+            }
+            _ => {
+                s.nacks += 3; // a return is a more severe NACK
+                c.total_nacks += 3;
+            }
+        }
+        if !penalty {
+            return;
+        }
+        // htsim's outlier test: enough samples, NACK ratio above 30% and 1.25x the mean ratio.
+        let (ma, mn) = (c.total_acks / n, c.total_nacks / n);
+        let ratio = if s.acks > 10 { s.nacks as u64 * 100 / s.acks as u64 } else { 0 };
+        let mean_ratio = if ma > 0 { mn * 100 / ma } else { 100 };
+        if s.acks + s.nacks > 100 && ratio * 4 > mean_ratio * 5 && ratio > 30 {
+            s.avoid += 1;
+        } else if s.avoid > 0 {
+            s.avoid -= 1;
+        }
+    }
+
+    /// Sender: an ACK or NACK.
+    fn on_feedback(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
+        let c = &mut self.conns[slot as usize];
+        if pkt.seq < c.base {
+            return; // already acknowledged
+        }
+        let i = (pkt.seq - c.base) as usize;
+        let Sent::Out { path, .. } = c.window[i] else { return }; // duplicate feedback
+        c.pull_window += 1;
+        c.first_window_left -= 1;
+        if pkt.kind == PacketKind::Ack {
+            let r = (ctx.now - pkt.ts) as f64;
+            if c.srtt == 0.0 {
+                c.srtt = r;
+                c.rttvar = r / 2.0;
+            } else {
+                c.rttvar = 0.75 * c.rttvar + 0.25 * (c.srtt - r).abs();
+                c.srtt = 0.875 * c.srtt + 0.125 * r;
+            }
+            c.rto = ((c.srtt + 4.0 * c.rttvar) as Time).max(self.cfg.min_rto);
+            c.window[i] = Sent::Acked;
+            c.acked += 1;
+            while c.window.front() == Some(&Sent::Acked) {
+                c.window.pop_front();
+                c.base += 1;
+            }
+            self.record(slot, path, FB_ACK);
+            let c = &self.conns[slot as usize];
+            if c.acked == c.packets {
+                self.retire(slot);
+            }
+        } else {
+            self.counters.nacks += 1;
+            c.window[i] = Sent::Queued { path };
+            c.rtx.push(Reverse(pkt.seq));
+            self.record(slot, path, FB_NACK);
+            self.arm_rto(ctx, slot);
+        }
+    }
+
+    fn retire(&mut self, slot: u32) {
+        let c = &mut self.conns[slot as usize];
+        self.slot_of[c.id as usize] = NO_SLOT;
+        c.window = VecDeque::new();
+        c.rtx = BinaryHeap::new();
+        c.received = Vec::new();
+        c.scores = Vec::new();
+        c.paths = Vec::new();
+        c.done_rx = true;
+        c.retired = true;
+        c.pending_pulls = 0;
+        // A slot still in a pull queue is freed when the pacer pops it.
+        if !c.queued_for_pull {
+            self.free.push(slot);
+        }
+    }
+
+    /// Sender: a PULL with cumulative number `pull_no`.
+    fn on_pull(&mut self, ctx: &mut Ctx, slot: u32, pull_no: u64) {
+        let c = &mut self.conns[slot as usize];
+        c.pull_window -= 1;
+        let n = pull_no.saturating_sub(c.last_pull);
+        c.last_pull = c.last_pull.max(pull_no);
+        for _ in 0..n {
+            if !self.send_one(ctx, slot, false) {
+                self.counters.wasted_pulls += 1;
+            }
+        }
+    }
+
+    /// Sender: a header came back from a full switch queue.
+    fn on_bounce(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
+        self.counters.bounces += 1;
+        let c = &mut self.conns[slot as usize];
+        if pkt.seq < c.base {
+            return;
+        }
+        let i = (pkt.seq - c.base) as usize;
+        let Sent::Out { path, .. } = c.window[i] else { return };
+        c.first_window_left -= 1;
+        c.window[i] = Sent::Queued { path };
+        c.rtx.push(Reverse(pkt.seq));
+        self.record(slot, path, FB_BOUNCE);
+        self.arm_rto(ctx, slot);
+        let c = &self.conns[slot as usize];
+        let (mut acks, mut total) = (0, 0);
+        for &h in &c.history {
+            if h != 0 {
+                total += 1;
+                acks += u32::from(h == FB_ACK);
+            }
+        }
+        let bad_path = acks > 0 && total / acks <= 3;
+        let no_more_pulls = c.pull_window <= 0 && c.first_window_left <= 0;
+        if self.cfg.return_to_sender_resend && (no_more_pulls || bad_path) {
+            self.counters.bounce_resends += 1;
+            self.send_one(ctx, slot, false);
+        }
+    }
+
+    pub fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+        match kind {
+            TIMER_PULL => self.pace(ctx, id),
+            TIMER_RTO => self.on_rto(ctx, id),
+            other => panic!("unknown NDP timer {other}"),
+        }
+    }
+
+    fn arm_rto(&mut self, ctx: &mut Ctx, slot: u32) {
+        let c = &mut self.conns[slot as usize];
+        if !c.rto_armed {
+            c.rto_armed = true;
+            ctx.set_timer(ctx.now + c.rto, TIMER_RTO, c.id);
+        }
+    }
+
+    /// Resends packets outstanding for longer than the RTO (true losses), then re-arms. A queued
+    /// retransmission that no pull has come for within an RTO is also sent (its pulls were lost).
+    fn on_rto(&mut self, ctx: &mut Ctx, id: u32) {
+        let Some(&slot) = self.slot_of.get(id as usize) else { return };
+        if slot == NO_SLOT {
+            return;
+        }
+        let c = &mut self.conns[slot as usize];
+        c.rto_armed = false;
+        let mut oldest: Option<Time> = None;
+        let mut expired = Vec::new();
+        for (i, s) in c.window.iter().enumerate() {
+            if let Sent::Out { at, path } = *s {
+                if at + c.rto <= ctx.now {
+                    expired.push((c.base + i as u64, path));
+                } else {
+                    oldest = Some(oldest.map_or(at, |o: Time| o.min(at)));
+                }
+            }
+        }
+        for &(seq, path) in &expired {
+            c.window[(seq - c.base) as usize] = Sent::Queued { path };
+            c.rtx.push(Reverse(seq));
+        }
+        let mut n = expired.len();
+        if n == 0 && oldest.is_none() && !c.rtx.is_empty() {
+            n = 1;
+        }
+        if n > 0 {
+            self.counters.timeouts += 1;
+            let c = &mut self.conns[slot as usize];
+            c.rto = (c.rto * 2).min(from_us(1e6));
+            for _ in 0..n {
+                self.send_one(ctx, slot, false);
+            }
+        }
+        let c = &mut self.conns[slot as usize];
+        if !c.rto_armed {
+            if let Some(o) = oldest {
+                c.rto_armed = true;
+                let at = (o + c.rto).max(ctx.now);
+                ctx.set_timer(at, TIMER_RTO, c.id);
+            } else if !c.rtx.is_empty() {
+                c.rto_armed = true;
+                ctx.set_timer(ctx.now + c.rto, TIMER_RTO, c.id);
+            }
+        }
+    }
+}

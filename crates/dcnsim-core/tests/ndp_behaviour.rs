@@ -1,0 +1,102 @@
+//! NDP's effects from the paper, at small scale: lone flows at the exact ideal, a permutation that
+//! fills the fat tree (where DCTCP with ECMP does not), an incast finishing near the optimum, the
+//! sender-limited pull sharing of Fig. 21, and return-to-sender keeping large incasts timeout-free.
+mod common;
+use common::*;
+
+fn ndp_spec(k: u32, workload: &str, duration_us: f64, warmup_us: f64, queue_extra: &str) -> serde_json::Value {
+    spec(&format!(
+        "seed = 1\nduration_us = {duration_us}\n[measure]\nwarmup_us = {warmup_us}\n[net]\nmtu_bytes = 9000\nheader_bytes = 64\n\
+         [topology]\nkind = \"fat_tree\"\nk = {k}\nhost_rate_gbps = 10.0\n\
+         [queue]\npriorities = 2\nlimit_packets = 8\ntrim = true\nscheduling = \"wrr\"\nwrr_weights = [10, 1]\n{queue_extra}\n\
+         [routing]\nload_balancing = \"source\"\n[transport]\nprotocol = \"ndp\"\n{workload}"
+    ))
+}
+
+fn counter(out: &dcnsim_core::scenario::RunOutput, name: &str) -> u64 {
+    out.summary["transport"][name].as_u64().unwrap()
+}
+
+fn window_gbps(out: &dcnsim_core::scenario::RunOutput) -> Vec<f64> {
+    let w = out.summary["window_ps"].as_u64().unwrap() as f64 / 1e12;
+    u64s(&out.flows, "window_bytes").iter().map(|&b| b as f64 * 8.0 / w / 1e9).collect()
+}
+
+#[test]
+fn lone_flows_achieve_the_exact_ideal() {
+    for size in [1000u64, 8936 * 30, 5_000_000] {
+        let f = flow_file(&format!("ndp-lone-{size}"), &[(0, 15, size, 1.0)]);
+        let out = run_checked(&ndp_spec(4, &format!("[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", f.display()), 100_000.0, 0.0, ""));
+        let fct = opt_u64s(&out.flows, "fct_ps")[0].unwrap();
+        assert_eq!(fct, u64s(&out.flows, "ideal_fct_ps")[0], "{size} B");
+        assert_eq!(counter(&out, "retransmitted_packets"), 0);
+    }
+}
+
+#[test]
+fn permutation_fills_the_fat_tree_where_dctcp_ecmp_does_not() {
+    let wl = "[[workload]]\nkind = \"permutation\"\nsize_bytes = 1000000000\n";
+    let ndp = run_checked(&ndp_spec(6, wl, 8000.0, 1000.0, ""));
+    let util = ndp.summary["goodput_normalized"].as_f64().unwrap();
+    let tput = window_gbps(&ndp);
+    let slowest = tput.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(util > 0.9, "NDP utilisation {util}");
+    assert!(slowest > 8.0, "NDP slowest flow {slowest} Gb/s");
+    let dctcp = run_checked(&spec(&format!(
+        "seed = 1\nduration_us = 8000.0\n[measure]\nwarmup_us = 1000.0\n[net]\nmtu_bytes = 9000\n[topology]\nkind = \"fat_tree\"\nk = 6\n\
+         host_rate_gbps = 10.0\n[queue]\nlimit_packets = 200\necn = \"step\"\necn_k_packets = 30\n[transport]\nprotocol = \"dctcp\"\n{wl}"
+    )));
+    let dutil = dctcp.summary["goodput_normalized"].as_f64().unwrap();
+    assert!(util - dutil > 0.25, "NDP {util} vs DCTCP with ECMP {dutil}: flow collisions should cost DCTCP");
+}
+
+#[test]
+fn incast_completes_near_the_optimum_without_timeouts() {
+    let wl = "[[workload]]\nkind = \"incast\"\nsenders = 32\nsize_bytes = 450000\nat_us = 10.0\nreceiver = 0\n";
+    let out = run_checked(&ndp_spec(6, wl, 100_000.0, 0.0, ""));
+    let fcts: Vec<u64> = opt_u64s(&out.flows, "fct_ps").into_iter().map(|f| f.expect("every flow finishes")).collect();
+    // Optimum (the paper's): the receiver's link busy with every packet of every flow, once.
+    let per_flow_wire = 50 * 9000 + (450_000 - 50 * 8936) + 64;
+    let optimum = (32 * per_flow_wire) as f64 * 8.0 / 10e9 * 1e12;
+    let last = *fcts.iter().max().unwrap() as f64;
+    assert!(last / optimum < 1.03, "last flow at {:.0} us, optimum {:.0} us", last / 1e6, optimum / 1e6);
+    assert!(out.summary["queues"]["trims"].as_u64().unwrap() > 500, "the first window is mostly trimmed");
+    assert_eq!(counter(&out, "timeouts"), 0);
+    assert_eq!(counter(&out, "nacks"), counter(&out, "retransmitted_packets"), "every NACK elicits exactly one resend");
+    // Flows from other racks than the receiver's share its link fairly and finish together.
+    let srcs = u64s(&out.flows, "src");
+    let far: Vec<f64> = fcts.iter().zip(&srcs).filter(|(_, &s)| s >= 3).map(|(&f, _)| f as f64).collect();
+    let (lo, hi) = (far.iter().copied().fold(f64::INFINITY, f64::min), far.iter().copied().fold(0.0, f64::max));
+    assert!(hi / lo < 1.1, "spread {lo} .. {hi}");
+}
+
+#[test]
+fn sender_limited_pulls_are_shared_as_in_fig21() {
+    // Host A = 0 sends to B, C, D, E = 4, 6, 8, 10; F = 12 also sends to E (k = 4: 2 hosts per ToR).
+    let flows: Vec<(u32, u32, u64, f64)> = vec![(0, 4, 1 << 36, 0.0), (0, 6, 1 << 36, 0.0), (0, 8, 1 << 36, 0.0), (0, 10, 1 << 36, 0.0), (12, 10, 1 << 36, 0.0)];
+    let f = flow_file("ndp-fig21", &flows);
+    let out = run_checked(&ndp_spec(4, &format!("[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", f.display()), 10_000.0, 2000.0, ""));
+    let t = window_gbps(&out);
+    let a: f64 = t[..4].iter().sum();
+    let e = t[3] + t[4];
+    assert!(a > 9.3 && e > 9.3, "A sends {a:.2} Gb/s, E receives {e:.2} Gb/s: both links should be full");
+    for x in &t[..4] {
+        assert!((x - a / 4.0).abs() < 0.1 * a / 4.0, "A's flows share equally: {t:?}");
+    }
+    assert!(t[4] > 6.5, "F gets the rest of E's link: {t:?}");
+}
+
+#[test]
+fn return_to_sender_keeps_a_large_incast_free_of_timeouts() {
+    // A header queue of only 16 headers overflows during a 50-to-1 incast of 30-packet flows.
+    let wl = "[[workload]]\nkind = \"incast\"\nsenders = 50\nsize_bytes = 268080\nat_us = 10.0\nreceiver = 0\n";
+    let out = run_checked(&ndp_spec(6, wl, 200_000.0, 0.0, "header_limit_bytes = 1024"));
+    assert!(opt_u64s(&out.flows, "end_ps").iter().all(|e| e.is_some()));
+    assert!(counter(&out, "bounces") > 0, "headers were returned");
+    assert_eq!(counter(&out, "timeouts"), 0, "return-to-sender, not the RTO, recovered them");
+    let off = run_checked(&ndp_spec(6, wl, 200_000.0, 0.0, "header_limit_bytes = 1024\nbounce = false"));
+    assert!(opt_u64s(&off.flows, "end_ps").iter().all(|e| e.is_some()), "without returns the RTO still completes every flow");
+    assert!(counter(&off, "timeouts") > 0);
+    let last = |o: &dcnsim_core::scenario::RunOutput| opt_u64s(&o.flows, "end_ps").iter().map(|e| e.unwrap()).max().unwrap();
+    assert!(last(&out) < last(&off), "returning headers beats waiting for the RTO");
+}
