@@ -68,6 +68,9 @@ const WORDS: usize = SLOTS / 64;
 /// insertion sequence), the same as a heap's.
 pub struct EventQueue {
     slots: Vec<Vec<Entry>>,
+    /// The slot being drained, kept sorted latest-first so popping is O(1). Other slots stay
+    /// unsorted until they are reached (many events can share a slot when pacers tick in step).
+    sorted: Option<usize>,
     /// Bit i set: slot i is non-empty.
     occupied: Vec<u64>,
     in_wheel: usize,
@@ -82,6 +85,7 @@ impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
             slots: (0..SLOTS).map(|_| Vec::new()).collect(),
+            sorted: None,
             occupied: vec![0; WORDS],
             in_wheel: 0,
             far: Default::default(),
@@ -111,7 +115,13 @@ impl EventQueue {
         // Every wheel entry lies in [now's slot, now's slot + SLOTS), so slots never alias.
         if (time >> SLOT_SHIFT) - (self.now >> SLOT_SHIFT) < SLOTS as u64 {
             let i = (time >> SLOT_SHIFT) as usize & (SLOTS - 1);
-            self.slots[i].push(e);
+            if self.sorted == Some(i) {
+                let slot = &mut self.slots[i];
+                let at = slot.partition_point(|x| x.key() > e.key());
+                slot.insert(at, e);
+            } else {
+                self.slots[i].push(e);
+            }
             self.occupied[i / 64] |= 1 << (i % 64);
             self.in_wheel += 1;
         } else {
@@ -141,35 +151,36 @@ impl EventQueue {
         unreachable!("in_wheel > 0 but no slot is marked")
     }
 
-    /// Index of the earliest entry in a slot.
+    /// Sorts slot `s` latest-first (once, when it becomes the one being drained).
     #[inline]
-    fn min_in(slot: &[Entry]) -> usize {
-        let mut best = 0;
-        for i in 1..slot.len() {
-            if slot[i].key() < slot[best].key() {
-                best = i;
-            }
+    fn drain_from(&mut self, s: usize) {
+        if self.sorted != Some(s) {
+            self.slots[s].sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
+            self.sorted = Some(s);
         }
-        best
     }
 
     /// Pops the earliest event and advances the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let wheel = self.first_slot().map(|s| (s, Self::min_in(&self.slots[s])));
-        let take_far = match (wheel, self.far.peek()) {
+        let first = self.first_slot();
+        if let Some(s) = first {
+            self.drain_from(s);
+        }
+        let take_far = match (first, self.far.peek()) {
             (None, None) => return None,
             (None, Some(_)) => true,
             (Some(_), None) => false,
-            (Some((s, i)), Some(f)) => f.key() < self.slots[s][i].key(),
+            (Some(s), Some(f)) => f.key() < self.slots[s].last().expect("occupied").key(),
         };
         let e = if take_far {
             self.far.pop().expect("peeked")
         } else {
-            let (s, i) = wheel.expect("checked");
-            let e = self.slots[s].swap_remove(i);
+            let s = first.expect("checked");
+            let e = self.slots[s].pop().expect("occupied");
             if self.slots[s].is_empty() {
                 self.occupied[s / 64] &= !(1 << (s % 64));
+                self.sorted = None;
             }
             self.in_wheel -= 1;
             e
@@ -181,7 +192,7 @@ impl EventQueue {
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        let wheel = self.first_slot().map(|s| self.slots[s][Self::min_in(&self.slots[s])].time);
+        let wheel = self.first_slot().map(|s| self.slots[s].iter().map(|e| e.time).min().expect("occupied"));
         match (wheel, self.far.peek().map(|e| e.time)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -141,12 +141,13 @@ impl Network {
     #[inline]
     fn admit(&mut self, port: PortId, pkt: PacketId, class: usize, now: Time, ev: &mut EventQueue) {
         let p = &mut self.ports[port as usize];
-        let size = self.pool.get(pkt).size;
+        let packet = self.pool.get(pkt);
+        let (size, is_data) = (packet.size, packet.kind == PacketKind::Data);
         if p.busy_until <= now && p.packets == 0 && p.paused & (1 << class) == 0 {
-            self.start_tx(port, pkt, now, ev);
+            self.start_tx(port, pkt, size, is_data, now, ev);
             return;
         }
-        p.push(class, pkt, size);
+        p.push(class, pkt, size, is_data);
         if !p.wake_pending && p.paused & (1 << class) == 0 {
             p.wake_pending = true;
             ev.schedule(p.busy_until.max(now), Event::PortFree(port));
@@ -176,9 +177,7 @@ impl Network {
         }
         // Full: trim the arrival, or (with probability 1/2) the newest queued data packet.
         if p.class_len(class) > 0 && self.rng.bernoulli(0.5) {
-            let pool = &self.pool;
-            let victim = self.ports[port as usize].pop_tail(class, |id| pool.get(id).size).expect("non-empty");
-            let vsize = self.pool.get(victim).size;
+            let (victim, vsize) = self.ports[port as usize].pop_tail(class).expect("non-empty");
             self.change_occupancy(port, -(vsize as i64), -1, now);
             self.trim_to_header(port, victim, trim);
             self.admit_header(port, victim, trim, now, ev);
@@ -227,12 +226,10 @@ impl Network {
     /// Puts a packet on the wire now. The link must be free: this is where "a link never carries
     /// more than its rate" is enforced.
     #[inline]
-    fn start_tx(&mut self, port: PortId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
+    fn start_tx(&mut self, port: PortId, pkt: PacketId, size: u32, is_data: bool, now: Time, ev: &mut EventQueue) {
         let p = &mut self.ports[port as usize];
         assert!(p.busy_until <= now, "port {port} starts a packet while busy until {}", p.busy_until);
-        let packet = self.pool.get(pkt);
-        let size = packet.size;
-        p.wire_data_bytes = if packet.kind == PacketKind::Data { size } else { 0 };
+        p.wire_data_bytes = if is_data { size } else { 0 };
         let arrival = now + p.rate.tx_time(size) + p.delay;
         p.busy_until = now + p.busy_time(size);
         p.counters.tx_bytes += size as u64;
@@ -261,13 +258,11 @@ impl Network {
             Scheduling::Strict => None,
             Scheduling::Wrr(w) => Some(w.as_slice()),
         };
-        let pool = &self.pool;
-        let Some(pkt) = p.pop_next(weights, |id| pool.get(id).size) else {
+        let Some((pkt, size, is_data)) = p.pop_next(weights) else {
             return p.notify_idle;
         };
-        let size = self.pool.get(pkt).size;
         self.change_occupancy(port, -(size as i64), -1, now);
-        self.start_tx(port, pkt, now, ev);
+        self.start_tx(port, pkt, size, is_data, now, ev);
         let p = &mut self.ports[port as usize];
         if p.has_sendable() && !p.wake_pending {
             p.wake_pending = true;

@@ -10,6 +10,9 @@ use crate::net::packet::PacketId;
 use std::collections::VecDeque;
 
 pub type NodeId = u32;
+
+/// Marks data packets in a queue entry's size field.
+const DATA_BIT: u32 = 1 << 31;
 pub type PortId = u32;
 
 /// Where a port sits; queue settings can differ per role.
@@ -102,7 +105,9 @@ pub struct Port {
     pub notify_idle: bool,
     /// Bit c set: class c is paused (link-level flow control).
     pub paused: u8,
-    classes: Vec<VecDeque<PacketId>>,
+    /// Per class: (packet, wire size with DATA_BIT set for data packets). Keeping the size here
+    /// means dequeuing never touches the pooled packet, which is cold by then.
+    classes: Vec<VecDeque<(PacketId, u32)>>,
     /// Bytes waiting per class.
     class_bytes: Vec<u64>,
     /// Weighted round robin: the class being served and what it may still send this turn.
@@ -164,16 +169,17 @@ impl Port {
 
     /// Appends a packet of `size` wire bytes to a class. Occupancy totals are the network's job.
     #[inline]
-    pub fn push(&mut self, class: usize, pkt: PacketId, size: u32) {
-        self.classes[class].push_back(pkt);
+    pub fn push(&mut self, class: usize, pkt: PacketId, size: u32, is_data: bool) {
+        debug_assert!(size < DATA_BIT);
+        self.classes[class].push_back((pkt, size | if is_data { DATA_BIT } else { 0 }));
         self.class_bytes[class] += size as u64;
     }
 
     /// Removes the newest packet of a class (trimming evicts the tail).
-    pub fn pop_tail(&mut self, class: usize, size_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
-        let p = self.classes[class].pop_back()?;
-        self.class_bytes[class] -= size_of(p) as u64;
-        Some(p)
+    pub fn pop_tail(&mut self, class: usize) -> Option<(PacketId, u32)> {
+        let (p, meta) = self.classes[class].pop_back()?;
+        self.class_bytes[class] -= (meta & !DATA_BIT) as u64;
+        Some((p, meta & !DATA_BIT))
     }
 
     pub fn class_len(&self, class: usize) -> usize {
@@ -189,9 +195,10 @@ impl Port {
         self.paused & (1 << c) == 0 && !self.classes[c].is_empty()
     }
 
-    /// The next packet to send: strict priority, or weighted round robin with `weights`.
+    /// The next packet to send — (packet, wire size, is data) — by strict priority, or weighted
+    /// round robin with `weights`.
     #[inline]
-    pub fn pop_next(&mut self, weights: Option<&[u32]>, size_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
+    pub fn pop_next(&mut self, weights: Option<&[u32]>) -> Option<(PacketId, u32, bool)> {
         if self.packets == 0 {
             return None;
         }
@@ -215,9 +222,10 @@ impl Port {
                 c
             }
         };
-        let p = self.classes[c].pop_front().expect("sendable class is non-empty");
-        self.class_bytes[c] -= size_of(p) as u64;
-        Some(p)
+        let (p, meta) = self.classes[c].pop_front().expect("sendable class is non-empty");
+        let size = meta & !DATA_BIT;
+        self.class_bytes[c] -= size as u64;
+        Some((p, size, meta & DATA_BIT != 0))
     }
 
     /// Whether some unpaused class has a packet waiting.
