@@ -10,7 +10,8 @@ fi
 source .venv/bin/activate
 stamp=.venv/.deps-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    python -m pip install -q "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "pyarrow>=10" "matplotlib>=3.5" "pytest>=7"
+    # Ray is optional for users (pip install 'dcnsim[ray]'); the test suite checks the Ray executor.
+    python -m pip install -q "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "pyarrow>=10" "matplotlib>=3.5" "pytest>=7" "ray>=2.9"
     touch "$stamp"
 fi
 maturin develop --release -q 2>&1 | grep -vE "^(📦|🔗|🛠|✏️|⚠️  Warning: Couldn't find)" || true

@@ -10,6 +10,8 @@
 from ._core import __version__
 from .errors import SpecError
 from .result import Result
-from .spec import describe, load_spec, run
+from .spec import describe, load_spec, resolve, run
+from .sweep import load_flows as sweep_flows
+from .sweep import results, sweep
 
-__all__ = ["run", "load_spec", "describe", "Result", "SpecError", "__version__"]
+__all__ = ["run", "resolve", "sweep", "results", "sweep_flows", "load_spec", "describe", "Result", "SpecError", "__version__"]

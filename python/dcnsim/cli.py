@@ -115,6 +115,74 @@ def _run(spec_path, out, quiet: bool, sets) -> int:
     return 0
 
 
+def _sweep(args) -> int:
+    from .sweep import load_sweep, run_sweep
+
+    spec = load_sweep(args.sweep)
+    df = run_sweep(spec, args.out, executor=args.executor, workers=args.workers, address=args.address, quiet=args.quiet)
+    failed = df[df["status"] == "failed"]
+    if not args.quiet:
+        cols = [c for c in ["key", *spec.axes, "status", "goodput_gbps", "slowdown_p99", "max_switch_bytes"] if c in df]
+        print(df[cols].to_string(index=False))
+    return 1 if len(failed) else 0
+
+
+def _results(args) -> int:
+    from .sweep import results
+
+    df = results(args.dir)
+    if args.csv:
+        df.to_csv(args.csv, index=False)
+    print(df.to_string(index=False))
+    return 0
+
+
+PLOTS = ("slowdown", "queue-goodput", "queue-tiers", "fct-cdf", "throughput")
+
+
+def _plot(args) -> int:
+    from . import plots
+    from .sweep import load_flows, load_summary, results
+
+    df = results(args.dir)
+    done = df[df["status"] == "done"]
+    label = lambda r: " ".join(f"{k}={r[k]}" for k in args.label) if args.label else r["protocol"]  # noqa: E731
+    if args.kind == "slowdown":
+        data = plots.slowdown_by_group(df, args.out, by=args.by)
+    elif args.kind == "queue-goodput":
+        data = plots.queue_vs_goodput(df, args.out, by=args.by)
+    elif args.kind == "queue-tiers":
+        data = plots.queue_by_tier(df, args.out, by=args.by)
+    else:
+        flows = {label(r): load_flows(args.dir, r["key"]) for _, r in done.iterrows()}
+        if args.kind == "fct-cdf":
+            data = plots.fct_cdf(flows, args.out)
+        else:
+            windows = {label(r): load_summary(args.dir, r["key"])["window_ps"] for _, r in done.iterrows()}
+            data = plots.sorted_throughput(flows, windows, args.out)
+    print(f"wrote {args.out} ({len(data)} points)")
+    return 0
+
+
+def _repro(args) -> int:
+    from . import repro
+    from .sweep import run_sweep
+
+    if args.name == "list":
+        for r in repro.REGISTRY:
+            print(f"{r.name:<12} {r.title}  [{r.paper}]")
+        return 0
+    try:
+        entry = repro.get(args.name)
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    out = args.out or f"out/repro/{entry.name}{'-quick' if args.quick else ''}"
+    df = run_sweep(entry.build(args.quick), out, executor=args.executor, workers=args.workers, address=args.address, quiet=args.quiet)
+    print(entry.report(df, out))
+    return 0
+
+
 def demo_spec_path() -> Path:
     return Path(str(resources.files("dcnsim") / "specs" / "demo.toml"))
 
@@ -133,6 +201,27 @@ def main(argv=None) -> int:
     m = sub.add_parser("demo", help="run the demo scenario (DCTCP on a leaf-spine, websearch at 50% load)")
     m.add_argument("--out", default="out/demo")
     m.add_argument("--quiet", action="store_true")
+    sw = sub.add_parser("sweep", help="run a sweep (a base spec times axes) into a results store")
+    sw.add_argument("sweep", help="sweep TOML: name, base (path or table), [axes], filter")
+    sw.add_argument("--out", required=True, help="results store directory (re-running resumes)")
+    rs = sub.add_parser("results", help="print a sweep's results table")
+    rs.add_argument("dir")
+    rs.add_argument("--csv", help="also write the table as CSV")
+    pl = sub.add_parser("plot", help="draw a standard plot from a sweep's results")
+    pl.add_argument("kind", choices=PLOTS)
+    pl.add_argument("dir")
+    pl.add_argument("--out", required=True, help="PNG path (a PDF is written beside it)")
+    pl.add_argument("--by", default="protocol", help="results column that makes the series")
+    pl.add_argument("--label", nargs="*", help="axis columns that label per-run curves (fct-cdf, throughput)")
+    rp = sub.add_parser("repro", help="reproduce a paper figure or table: `dcnsim repro list`")
+    rp.add_argument("name")
+    rp.add_argument("--out")
+    rp.add_argument("--quick", action="store_true", help="the small variant that finishes in minutes")
+    for p in (sw, rp):
+        p.add_argument("--executor", choices=["local", "ray"], default="local")
+        p.add_argument("--workers", type=int, help="local processes (default: all cores)")
+        p.add_argument("--address", help="Ray cluster address (default: start a local Ray instance)")
+        p.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "describe":
@@ -146,6 +235,14 @@ def main(argv=None) -> int:
             return 0
         if args.cmd == "demo":
             return _run(demo_spec_path(), args.out, args.quiet, [])
+        if args.cmd == "sweep":
+            return _sweep(args)
+        if args.cmd == "results":
+            return _results(args)
+        if args.cmd == "plot":
+            return _plot(args)
+        if args.cmd == "repro":
+            return _repro(args)
         return _run(args.spec, args.out, args.quiet, args.set)
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)

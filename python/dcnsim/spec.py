@@ -103,6 +103,15 @@ def run(spec: SpecLike, *, progress: bool = False) -> Result:
     return Result.from_raw(raw)
 
 
+def resolve(spec: SpecLike) -> dict:
+    """Validates a spec without running it; returns it with every default filled in."""
+    d = as_spec(spec)
+    try:
+        return json.loads(_core.resolve(json.dumps(d)))
+    except _core.SpecError as e:
+        raise SpecError(*e.args) from None
+
+
 def describe() -> dict:
     """Protocols, topologies, workloads, shipped CDFs and every parameter with unit and default."""
     return json.loads(_core.describe())

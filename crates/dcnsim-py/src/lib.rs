@@ -64,6 +64,19 @@ fn run<'py>(py: Python<'py>, spec_json: &str, progress: bool) -> PyResult<Bound<
     Ok(d)
 }
 
+/// Validates a spec (JSON text) without running it; returns the resolved spec (every default
+/// filled in) as JSON text. Raises SpecError like `run`.
+#[pyfunction]
+fn resolve(spec_json: &str) -> PyResult<String> {
+    let spec: serde_json::Value =
+        serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(format!("spec is not valid JSON: {e}")))?;
+    match scenario::read_spec(&spec) {
+        Ok((_, resolved)) => Ok(resolved.to_string()),
+        Err(RunError::Spec(s)) => Err(SpecError::new_err((s.field, s.message))),
+        Err(e) => Err(PyValueError::new_err(e.to_string())),
+    }
+}
+
 /// Every protocol, topology, workload, shipped CDF and parameter, as JSON text.
 #[pyfunction]
 fn describe() -> String {
@@ -91,6 +104,7 @@ fn describe() -> String {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;
     m.add("__version__", dcnsim_core::VERSION)?;
     Ok(())

@@ -1,0 +1,19 @@
+"""Named reproductions: a sweep plus the table and plot it produces, with the paper's numbers
+beside ours. Adding one is adding a module with a `REPRO = Repro(...)` and listing it below."""
+
+from __future__ import annotations
+
+from typing import List
+
+from . import dctcp_k, ndp_fig14, ndp_fig21
+from .base import Repro
+
+
+REGISTRY: List[Repro] = [m.REPRO for m in (dctcp_k, ndp_fig14, ndp_fig21)]
+
+
+def get(name: str) -> Repro:
+    for r in REGISTRY:
+        if r.name == name:
+            return r
+    raise KeyError(f"unknown reproduction {name!r}; known: {', '.join(r.name for r in REGISTRY)}")

@@ -1,0 +1,42 @@
+"""A one-line progress report over the runs of a sweep (done, running, failed, ETA)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Progress:
+    def __init__(self, total: int, cached: int, quiet: bool):
+        self.total, self.done, self.failed, self.running = total, cached, 0, 0
+        self.cached = cached
+        self.quiet = quiet
+        self.t0 = time.time()
+
+    def start(self, _key=None):
+        self.running += 1
+        self.show()
+
+    def finish(self, r: dict):
+        self.running = max(0, self.running - 1)
+        if r["status"] == "failed":
+            self.failed += 1
+            if not self.quiet:
+                print(f"\nrun {r['key']} failed: {r['error']}: {r['message']}", file=sys.stderr)
+        else:
+            self.done += 1
+        self.show()
+
+    def show(self):
+        if self.quiet:
+            return
+        fresh = self.done - self.cached
+        elapsed = time.time() - self.t0
+        left = self.total - self.done - self.failed
+        eta = f"{elapsed / fresh * left:.0f}s" if fresh > 0 and left > 0 else "-"
+        print(f"\r[dcnsim sweep] {self.done}/{self.total} done ({self.cached} cached), {self.running} in flight, "
+              f"{self.failed} failed, ETA {eta}   ", end="", file=sys.stderr, flush=True)
+
+    def close(self):
+        if not self.quiet:
+            print(file=sys.stderr)
