@@ -137,7 +137,7 @@ def _results(args) -> int:
     return 0
 
 
-PLOTS = ("slowdown", "queue-goodput", "queue-tiers", "fct-cdf", "throughput")
+PLOTS = ("slowdown", "queue-goodput", "queue-tiers", "fct-cdf", "throughput", "timeseries")
 
 
 def _plot(args) -> int:
@@ -153,6 +153,12 @@ def _plot(args) -> int:
         data = plots.queue_vs_goodput(df, args.out, by=args.by)
     elif args.kind == "queue-tiers":
         data = plots.queue_by_tier(df, args.out, by=args.by)
+    elif args.kind == "timeseries":
+        import pandas as pd
+
+        key = done["key"].iloc[0] if not args.key else args.key
+        ts = pd.read_parquet(Path(args.dir) / "runs" / key / "timeseries.parquet")
+        data = plots.timeseries(ts, args.out, series=args.series)
     else:
         flows = {label(r): load_flows(args.dir, r["key"]) for _, r in done.iterrows()}
         if args.kind == "fct-cdf":
@@ -213,6 +219,8 @@ def main(argv=None) -> int:
     pl.add_argument("--out", required=True, help="PNG path (a PDF is written beside it)")
     pl.add_argument("--by", default="protocol", help="results column that makes the series")
     pl.add_argument("--label", nargs="*", help="axis columns that label per-run curves (fct-cdf, throughput)")
+    pl.add_argument("--key", help="timeseries: which run (default: the first)")
+    pl.add_argument("--series", default="host_rx_gbps", choices=["host_rx_gbps", "switch_queue_bytes"])
     rp = sub.add_parser("repro", help="reproduce a paper figure or table: `dcnsim repro list`")
     rp.add_argument("name")
     rp.add_argument("--out")

@@ -158,3 +158,21 @@ def queue_by_tier(df, path, by: str = "protocol"):
     ax.set_ylabel("max switch queuing (KB)")
     _figure(path, fig)
     return data.reset_index()
+
+
+def timeseries(ts, path, series: str = "host_rx_gbps", names=None):
+    """A time series from a run's `timeseries` table: host receive rate (Gb/s) or switch queued
+    bytes over time, one line per host or switch in `names` (default: the 8 busiest)."""
+    plt = _plt()
+    d = ts[ts["series"] == series]
+    if names is None:
+        names = list(d.groupby("name")["value"].mean().sort_values(ascending=False).index[:8])
+    d = d[d["name"].isin(names)]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for name, sub in d.groupby("name", observed=True):
+        ax.plot(sub["time_ps"].astype("float64") / 1e9, sub["value"], label=str(name), lw=1)
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("receive rate (Gb/s)" if series == "host_rx_gbps" else "queued bytes")
+    ax.legend(fontsize=7)
+    _figure(path, fig)
+    return d.reset_index(drop=True)

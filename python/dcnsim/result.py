@@ -39,12 +39,16 @@ class Result:
     queues    one row per egress port: node, peer, role, tier, rate_gbps, max_bytes, mean_bytes,
               drops, ecn_marks, trims, bounces, tx_bytes, tx_packets, utilization
     switches  one row per switch: occupancy summed over its ports (max_bytes, mean_bytes), drops, marks
+    timeseries  with metrics.sample_interval_us: time_ps, series ("switch_queue_bytes" per switch,
+              "host_rx_gbps" per host over the last interval), name, value
     summary   aggregates and provenance (spec, seed, version, wall time, events)
     spec      the spec with every default filled in
     """
 
-    def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict):
+    def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict,
+                 timeseries: pd.DataFrame = None):
         self.flows = flows
+        self.timeseries = timeseries if timeseries is not None else pd.DataFrame(columns=["time_ps", "series", "name", "value"])
         self.queues = queues
         self.switches = switches
         self.summary = summary
@@ -58,6 +62,7 @@ class Result:
             _frame(raw["switches"]),
             json.loads(raw["summary"]),
             json.loads(raw["spec"]),
+            _frame(raw["timeseries"]),
         )
 
     def provenance(self) -> dict:
@@ -83,6 +88,8 @@ class Result:
         self._write_parquet(self.flows, out / "flows.parquet")
         self._write_parquet(self.queues, out / "queues.parquet")
         self._write_parquet(self.switches, out / "switches.parquet")
+        if len(self.timeseries):
+            self._write_parquet(self.timeseries, out / "timeseries.parquet")
         (out / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
         if plot:
             from .plots import slowdown_by_size

@@ -115,3 +115,23 @@ def test_describe_lists_protocols_and_parameters_with_units():
     assert params["duration_us"]["default"] is None  # required
     assert params["net.mtu_bytes"]["unit"] == "bytes"
     assert all(p["doc"] for p in d["params"]), [p["path"] for p in d["params"] if not p["doc"]]
+
+
+def test_time_series_of_queues_and_receive_rates(small_spec, tmp_path):
+    s = dict(small_spec, metrics={"sample_interval_us": 100.0})
+    r = dcnsim.run(s)
+    ts = r.timeseries
+    assert set(ts["series"]) == {"switch_queue_bytes", "host_rx_gbps"}
+    rx = ts[ts["series"] == "host_rx_gbps"]
+    assert len(rx) == 8 * 30  # 8 hosts x 30 samples in 3 ms
+    # A host never receives faster than its 10 Gb/s link.
+    assert rx["value"].max() <= 10.0 + 1e-9
+    # Over the measurement window, the sampled receive rates average to the goodput.
+    w = rx[rx["time_ps"] > 600_000_000]
+    per_sample = w.groupby("time_ps")["value"].sum().mean()
+    assert abs(per_sample - r.summary["goodput_gbps"]) < 0.1 * r.summary["goodput_gbps"]
+    q = ts[ts["series"] == "switch_queue_bytes"]
+    assert set(q["name"]) == set(r.switches["switch"]) and (q["value"] <= r.switches["max_bytes"].max()).all()
+    assert len(dcnsim.run(small_spec).timeseries) == 0, "off by default"
+    r.save(tmp_path)
+    assert (tmp_path / "timeseries.parquet").exists()

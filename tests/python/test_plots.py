@@ -73,3 +73,20 @@ def test_cli_plot_and_repro_list(sweep_dir, tmp_path):
         assert (tmp_path / f"{kind}.png").exists()
     p = subprocess.run([sys.executable, "-m", "dcnsim", "repro", "list"], capture_output=True, text=True)
     assert "ndp-fig14" in p.stdout and "dctcp-k" in p.stdout
+
+
+def test_timeseries_plot(tmp_path):
+    import dcnsim
+
+    r = dcnsim.run({
+        "duration_us": 2000.0, "metrics": {"sample_interval_us": 50.0},
+        "topology": {"kind": "single_switch", "hosts": 4, "host_rate_gbps": 10.0},
+        "queue": {"limit_packets": 100, "ecn": "step", "ecn_k_packets": 20},
+        "transport": {"protocol": "dctcp"},
+        "workload": [{"kind": "permutation", "size_bytes": 10**9}],
+    })
+    data = plots.timeseries(r.timeseries, tmp_path / "ts.png", names=["host0", "host1"])
+    assert (tmp_path / "ts.png").exists()
+    assert set(data["name"]) == {"host0", "host1"} and len(data) == 2 * 40
+    # A permutation of long flows: after the first RTTs every host receives near line rate.
+    assert data[data["time_ps"] > 500_000_000]["value"].min() > 8.0

@@ -59,6 +59,7 @@ fn run<'py>(py: Python<'py>, spec_json: &str, progress: bool) -> PyResult<Bound<
     d.set_item("flows", table(py, &out.flows)?)?;
     d.set_item("ports", table(py, &out.ports)?)?;
     d.set_item("switches", table(py, &out.switches)?)?;
+    d.set_item("timeseries", table(py, &out.timeseries)?)?;
     d.set_item("summary", out.summary.to_string())?;
     d.set_item("spec", out.resolved_spec.to_string())?;
     Ok(d)

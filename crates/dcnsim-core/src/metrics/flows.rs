@@ -27,6 +27,8 @@ pub struct FlowLog {
     pub delivered_per_flow: Vec<u64>,
     /// Delivered payload per flow inside the measurement window.
     pub delivered_per_flow_in_window: Vec<u64>,
+    /// Payload bytes delivered to each host over the whole run (for time series).
+    pub delivered_per_host: Vec<u64>,
     pub measuring: bool,
 }
 
@@ -41,6 +43,7 @@ impl FlowLog {
             delivered_in_window: vec![0; hosts as usize],
             delivered_per_flow: Vec::new(),
             delivered_per_flow_in_window: Vec::new(),
+            delivered_per_host: vec![0; hosts as usize],
             measuring: false,
         }
     }
@@ -63,6 +66,7 @@ impl FlowLog {
         let i = id as usize;
         self.delivered_per_flow[i] += bytes;
         assert!(self.delivered_per_flow[i] <= self.records[i].size, "flow {id} delivered more bytes than its size");
+        self.delivered_per_host[self.records[i].dst as usize] += bytes;
         if self.measuring {
             self.delivered_in_window[self.records[i].dst as usize] += bytes;
             self.delivered_per_flow_in_window[i] += bytes;

@@ -248,5 +248,13 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         "transport": transport,
         "spec": resolved.clone(),
     });
-    RunOutput { flows, ports, switches, summary, resolved_spec: resolved }
+    let mut timeseries = Table::default();
+    let sm = &sim.samples;
+    timeseries.push("time_ps", Column::U64(sm.iter().map(|s| s.0).collect()));
+    timeseries.push("series", Column::Str(sm.iter().map(|s| if s.1 == 0 { "switch_queue_bytes" } else { "host_rx_gbps" }.to_string()).collect()));
+    timeseries.push("name", Column::Str(sm.iter().map(|s| {
+        if s.1 == 0 { net.node_names[(net.hosts + s.2) as usize].clone() } else { net.node_names[s.2 as usize].clone() }
+    }).collect()));
+    timeseries.push("value", Column::F64(sm.iter().map(|s| s.3).collect()));
+    RunOutput { flows, ports, switches, timeseries, summary, resolved_spec: resolved }
 }

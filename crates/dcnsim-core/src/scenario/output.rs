@@ -12,6 +12,8 @@ pub struct RunOutput {
     pub ports: Table,
     /// One row per switch: occupancy summed over its ports (what SIRD calls "ToR queuing").
     pub switches: Table,
+    /// Time series (empty unless `metrics.sample_interval_us` is set): time_ps, series, name, value.
+    pub timeseries: Table,
     /// Aggregates and provenance (spec, seed, version, wall time, events), as JSON.
     pub summary: serde_json::Value,
     /// The spec with every default filled in.

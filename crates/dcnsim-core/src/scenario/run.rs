@@ -24,6 +24,10 @@ pub struct Simulation {
     /// When the run actually ended (the duration, or earlier once all work is done).
     pub ended_at: Time,
     data_delivered: u64,
+    /// Time series samples: (time, series, index, value); series 0 = switch queued bytes (index =
+    /// switch), 1 = host receive rate in Gb/s over the last interval (index = host).
+    pub samples: Vec<(Time, u8, u32, f64)>,
+    last_rx: Vec<u64>,
 }
 
 impl Simulation {
@@ -49,11 +53,14 @@ impl Simulation {
         if spec.warmup > 0 {
             events.schedule(spec.warmup, Event::MeasureStart);
         }
+        if let Some(i) = spec.metrics.sample_interval {
+            events.schedule(i, Event::Sample);
+        }
         let mut flows = FlowLog::new(net.hosts);
         if spec.warmup == 0 {
             flows.open_window();
         }
-        Ok(Simulation { spec, events, net, transport, flows, workload, next_arrival, ended_at: 0, data_delivered: 0 })
+        Ok(Simulation { spec, events, net, transport, flows, workload, next_arrival, ended_at: 0, data_delivered: 0, samples: Vec::new(), last_rx: Vec::new() })
     }
 
     /// Runs to the end. Returns the number of events processed.
@@ -97,11 +104,11 @@ impl Simulation {
                     self.net.reset_stats(now);
                     self.flows.open_window();
                 }
-                Event::Sample => {}
+                Event::Sample => self.sample(now),
             }
             self.ended_at = now;
             if self.spec.stop_when_done && self.next_arrival.is_none() && self.flows.finished == self.flows.records.len() as u64 {
-                break;
+                break; // (a pending Sample event alone does not keep the run alive)
             }
             if opts.progress && self.events.processed & 0xFFFFF == 0 {
                 let wall = last_report.elapsed().as_secs_f64();
@@ -125,6 +132,20 @@ impl Simulation {
         }
         self.net.check_conservation().map_err(RunError::Invariant)?;
         Ok(self.events.processed)
+    }
+
+    fn sample(&mut self, now: Time) {
+        let interval = self.spec.metrics.sample_interval.expect("sampling is on");
+        for (s, &b) in self.net.switch_bytes.iter().enumerate() {
+            self.samples.push((now, 0, s as u32, b as f64));
+        }
+        self.last_rx.resize(self.flows.delivered_per_host.len(), 0);
+        for (h, &b) in self.flows.delivered_per_host.iter().enumerate() {
+            let gbps = (b - self.last_rx[h]) as f64 * 8.0 / (interval as f64 / 1e12) / 1e9;
+            self.samples.push((now, 1, h as u32, gbps));
+            self.last_rx[h] = b;
+        }
+        self.events.schedule(now + interval, Event::Sample);
     }
 
     /// Data packets handed to receiving hosts (the bench's throughput measure).

@@ -14,6 +14,8 @@ use crate::workload::WorkloadSpec;
 pub struct MetricsSpec {
     /// Edges of the slowdown size groups in bytes; `None` = the SIRD groups (MSS, BDP, 8 BDP).
     pub size_group_edges: Option<Vec<u64>>,
+    /// Sample switch queues and host receive rates every this often; `None` = no time series.
+    pub sample_interval: Option<Time>,
 }
 
 #[derive(Clone, Debug)]
@@ -123,6 +125,12 @@ impl RunSpec {
         } else {
             None
         };
+        let sample = me.f64_opt("sample_interval_us", "us",
+            "record a time series of every switch's queued bytes and every host's receive rate at this interval; unset = none")?;
+        if let Some(v) = sample {
+            me.ensure(v >= 0.01 && v <= duration_us, "sample_interval_us", "must be in [0.01 us, duration_us]")?;
+            me.ensure(duration_us / v <= 1e6, "sample_interval_us", "more than a million samples: use a longer interval")?;
+        }
         me.finish()?;
 
         Ok(RunSpec {
@@ -139,7 +147,7 @@ impl RunSpec {
             load_balancing,
             transport,
             workload,
-            metrics: MetricsSpec { size_group_edges: edges },
+            metrics: MetricsSpec { size_group_edges: edges, sample_interval: sample.map(from_us) },
         })
     }
 }
