@@ -70,3 +70,16 @@ fn paced_nic_lone_flow_is_ideal_and_slower() {
     let extra = paced as f64 - fast as f64;
     assert!((extra - 1_000_000.0 * 1500.0 / 1436.0 * 8.0 * (1.0 / 40e9 - 1.0 / 100e9) * 1e12).abs() < 1e6, "{extra}");
 }
+
+#[test]
+fn a_degraded_link_sets_the_ideal_and_the_fct() {
+    // The dumbbell's bottleneck overridden to 1 Gb/s: the lone flow is exactly as fast as the
+    // 1 Gb/s pipeline allows, and ten times slower than at 10 Gb/s.
+    let (_, topo, far) = TOPOLOGIES[1];
+    let (fast, fast_ideal) = lone(topo, far, 1_000_000, "dctcp", 0.0);
+    let slow_topo = format!("{topo}\n[[topology.link_overrides]]\na = \"left\"\nb = \"right\"\nrate_gbps = 1.0");
+    let (slow, slow_ideal) = lone(&slow_topo, far, 1_000_000, "dctcp", 0.0);
+    assert_eq!(fast, fast_ideal);
+    assert_eq!(slow, slow_ideal);
+    assert!((slow as f64 / fast as f64) > 8.0, "{slow} vs {fast}");
+}

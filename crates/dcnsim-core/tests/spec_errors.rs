@@ -91,6 +91,14 @@ fn malformed_specs_name_the_field() {
         ("load above one", Box::new(set("workload[0].load", V::Float(1.5))), "workload[0].load", ""),
         ("unknown workload kind", Box::new(set("workload[0].kind", s("bursty"))), "workload[0].kind", "expected one of"),
         ("unknown cdf", Box::new(set("workload[0].cdf", s("websurch"))), "workload[0].cdf", ""),
+        ("override of a missing link", Box::new(|t: &mut toml::Table| {
+            let mut o = toml::Table::new();
+            o.insert("a".into(), s("tor0"));
+            o.insert("b".into(), s("tor1"));
+            o.insert("rate_gbps".into(), V::Float(1.0));
+            t.get_mut("topology").unwrap().as_table_mut().unwrap().insert("link_overrides".into(), V::Array(vec![V::Table(o)]));
+        }), "topology.link_overrides[0]", "no link joins tor0 and tor1"),
+        ("NDP without spraying", Box::new(set("transport.protocol", s("ndp"))), "transport.protocol", "spray every packet"),
         ("odd k", Box::new(|t: &mut toml::Table| {
             let mut topo = toml::Table::new();
             topo.insert("kind".into(), s("fat_tree"));

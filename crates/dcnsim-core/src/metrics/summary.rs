@@ -72,7 +72,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let net = &sim.net;
     let spec = &sim.spec;
     let fr = spec.framing;
-    let host_rate: Rate = spec.topology.host_rate();
+    let host_rate: Rate = spec.topology.kind.host_rate();
     let window_start = spec.warmup;
     let window = sim.ended_at.saturating_sub(window_start);
     let names = sim.workload.component_names();

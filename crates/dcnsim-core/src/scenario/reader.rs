@@ -391,6 +391,16 @@ impl<'a> Section<'a> {
         }
     }
 
+    /// An optional array of tables: absent reads as empty.
+    pub fn tables_opt(&mut self, key: &str, doc: &'static str) -> SpecResult<Vec<Section<'a>>> {
+        if self.is_describe() || self.has(key) {
+            self.tables(key, doc)
+        } else {
+            self.used.push(key.to_string());
+            Ok(Vec::new())
+        }
+    }
+
     /// Rejects keys that no reader consumed.
     pub fn finish(self) -> SpecResult<()> {
         let Mode::Read(m) = self.mode else { return Ok(()) };

@@ -32,12 +32,12 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn new(spec: RunSpec) -> Result<Simulation, RunError> {
-        let graph = spec.topology.build();
+        let graph = spec.topology.build()?;
         let net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
             .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
         let env = WorkloadEnv {
             hosts: net.hosts,
-            host_rate: spec.topology.host_rate(),
+            host_rate: spec.topology.kind.host_rate(),
             rack_of: (0..net.hosts).map(|h| net.routes.edge_of_host[h as usize] - net.hosts).collect(),
             seed: spec.seed,
             end: spec.duration,

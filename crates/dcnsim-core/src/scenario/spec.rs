@@ -6,7 +6,7 @@ use crate::engine::time::{from_us, Rate, Time};
 use crate::net::packet::LoadBalancing;
 use crate::net::queue::QueueConfig;
 use crate::net::QueueConfigs;
-use crate::topology::TopologySpec;
+use crate::topology::Topology;
 use crate::transport::{Framing, TransportSpec};
 use crate::workload::WorkloadSpec;
 
@@ -28,7 +28,7 @@ pub struct RunSpec {
     pub framing: Framing,
     pub switch_latency: Time,
     pub nic_pacing: Option<Rate>,
-    pub topology: TopologySpec,
+    pub topology: Topology,
     pub queues: QueueConfigs,
     pub load_balancing: LoadBalancing,
     pub transport: TransportSpec,
@@ -74,7 +74,7 @@ impl RunSpec {
         let framing = Framing { mtu_bytes: mtu as u32, header_bytes: header as u32, control_bytes: control as u32 };
 
         let mut t = top.table("topology", "the fabric")?;
-        let topology = TopologySpec::read(&mut t)?;
+        let topology = Topology::read(&mut t)?;
         t.finish()?;
 
         let mut q = top.table("queue", "egress queues of switch ports; sub-tables override per port role")?;

@@ -52,6 +52,59 @@ pub struct Graph {
 /// Limits that keep a typo from allocating the machine away.
 pub const MAX_HOSTS: u64 = 1 << 20;
 
+/// A link whose rate differs from what its topology kind gives it (a degraded or upgraded link),
+/// named by the two nodes it joins (e.g. "core0" and "agg1_0"; hosts are "host<i>").
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkOverride {
+    pub a: String,
+    pub b: String,
+    pub rate_gbps: f64,
+    /// Index in `topology.link_overrides`, for errors.
+    pub index: usize,
+}
+
+/// The topology and its link overrides.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Topology {
+    pub kind: TopologySpec,
+    pub overrides: Vec<LinkOverride>,
+}
+
+impl Topology {
+    pub fn read(s: &mut Section) -> SpecResult<Topology> {
+        let kind = TopologySpec::read(s)?;
+        let mut overrides = Vec::new();
+        for (index, mut o) in s.tables_opt("link_overrides", "links whose rate differs, e.g. a degraded core link")?.into_iter().enumerate() {
+            let a = o.string("a", "[link_overrides] one end of the link (a node name: host3, tor0, agg1_0, core5, spine2, left, ...)")?;
+            let b = o.string("b", "[link_overrides] the other end")?;
+            let rate_gbps = rate(&mut o, "rate_gbps", "[link_overrides] the link's rate, both directions")?;
+            o.finish()?;
+            overrides.push(LinkOverride { a, b, rate_gbps, index });
+        }
+        Ok(Topology { kind, overrides })
+    }
+
+    /// Builds the graph and applies the overrides; errors name the override that matches no link.
+    pub fn build(&self) -> SpecResult<Graph> {
+        let mut g = self.kind.build();
+        let name = |g: &Graph, n: u32| if n < g.hosts { format!("host{n}") } else { g.switches[(n - g.hosts) as usize].name.clone() };
+        for o in &self.overrides {
+            let found = (0..g.links.len()).find(|&i| {
+                let (x, y) = (name(&g, g.links[i].a), name(&g, g.links[i].b));
+                (x == o.a && y == o.b) || (x == o.b && y == o.a)
+            });
+            let Some(i) = found else {
+                return Err(crate::scenario::reader::SpecError {
+                    field: format!("topology.link_overrides[{}]", o.index),
+                    message: format!("no link joins {} and {}", o.a, o.b),
+                });
+            };
+            g.links[i].rate = Rate::from_gbps(o.rate_gbps);
+        }
+        Ok(g)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum TopologySpec {
     SingleSwitch { hosts: u32, host_rate_gbps: f64, host_delay_us: f64 },

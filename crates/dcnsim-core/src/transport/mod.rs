@@ -79,6 +79,7 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
     ("dctcp", "DCTCP (Alizadeh et al., SIGCOMM'10): ECN-driven window control over NewReno"),
     ("newreno", "TCP NewReno: the same sender with ECN off (reacts to loss only)"),
     ("ndp", "NDP (Handley et al., SIGCOMM'17): zero-RTT start, receiver-paced pulls, trimming switches, sender-chosen paths"),
+    ("phost", "pHost (Gao et al., CoNEXT'15) as the NDP paper runs it: receiver tokens paced at line rate, SRPT, drop-tail switches"),
 ];
 
 #[derive(Clone, Debug, PartialEq)]
@@ -93,13 +94,14 @@ impl TransportSpec {
         let names: Vec<&str> = PROTOCOLS.iter().map(|p| p.0).collect();
         if s.is_describe() {
             dctcp::DctcpConfig::read(s, true, lb)?;
-            ndp::NdpConfig::read(s, lb)?;
+            ndp::NdpConfig::read(s, lb, false)?;
         }
         let protocol = s.choice("protocol", &names, "transport protocol")?;
         Ok(match protocol.as_str() {
             "dctcp" => TransportSpec::Dctcp(dctcp::DctcpConfig::read(s, true, lb)?),
             "newreno" => TransportSpec::Dctcp(dctcp::DctcpConfig::read(s, false, lb)?),
-            "ndp" => TransportSpec::Ndp(ndp::NdpConfig::read(s, lb)?),
+            "ndp" => TransportSpec::Ndp(ndp::NdpConfig::read(s, lb, false)?),
+            "phost" => TransportSpec::Ndp(ndp::NdpConfig::read(s, lb, true)?),
             other => unreachable!("{other}"),
         })
     }
@@ -108,6 +110,7 @@ impl TransportSpec {
         match self {
             TransportSpec::Dctcp(c) if c.ecn => "dctcp",
             TransportSpec::Dctcp(_) => "newreno",
+            TransportSpec::Ndp(c) if c.phost => "phost",
             TransportSpec::Ndp(_) => "ndp",
         }
     }

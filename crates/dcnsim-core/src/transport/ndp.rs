@@ -26,6 +26,13 @@
 //! ends from their first packet), combined PULLACKs, NIC/host processing delays, receiver-side
 //! congestion control for oversubscribed fabrics.
 //!
+//! pHost (Gao et al., CoNEXT 2015), as the NDP paper evaluates it (section 6.2, "Who needs packet
+//! trimming?"), is this module with `phost = true`: the same receiver-driven pulls (tokens), one per
+//! arriving packet and paced at the receiver's link rate, granted shortest-remaining-first, with the
+//! first BDP sent unscheduled at line rate and per-packet spraying — but on plain drop-tail
+//! switches, so a lost packet is only recovered by the sender's timeout. Not modelled for pHost:
+//! token expiry and the RTS handshake (the first window doubles as the request).
+//!
 //! Packet fields: `seq` = packet index within the flow; `aux` = the path id the data packet took
 //! (echoed in ACK/NACK for the scoreboard); `ts` = send time (echoed); `ack` = pull number on PULLs.
 
@@ -43,9 +50,20 @@ const NO_SLOT: u32 = u32::MAX;
 /// Feedback events remembered per connection for the return-to-sender decision (htsim: 12).
 const HISTORY: usize = 12;
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PullOrder {
+    /// Round robin over connections (NDP's default).
+    Fair,
+    /// The connection with the fewest packets left first (pHost's default).
+    Srpt,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct NdpConfig {
+    /// pHost rather than NDP (only changes defaults and the protocol name).
+    pub phost: bool,
     pub initial_window_packets: u64,
+    pub pull_order: PullOrder,
     /// Pull rate as a fraction of the receiver's link rate.
     pub pull_rate: f64,
     pub min_rto: Time,
@@ -57,28 +75,34 @@ pub struct NdpConfig {
 }
 
 impl NdpConfig {
-    pub fn read(s: &mut Section, lb: LoadBalancing) -> SpecResult<NdpConfig> {
-        let iw = s.u64_or("initial_window_packets", 30, "packets",
-            "[ndp] packets sent at line rate before the first pull (the NDP paper's simulations: 30)")?;
+    pub fn read(s: &mut Section, lb: LoadBalancing, phost: bool) -> SpecResult<NdpConfig> {
+        let (iw_default, order_default, rto_default) = if phost { (8, "srpt", 1000.0) } else { (30, "fair", 5000.0) };
+        let iw = s.u64_or("initial_window_packets", iw_default, "packets",
+            "[ndp: 30 (the paper's simulations), phost: 8 (1 BDP)] packets sent at line rate before the first pull")?;
         s.ensure((1..=100_000).contains(&iw), "initial_window_packets", "must be in [1, 100000]")?;
+        let order = s.choice_or("pull_order", &["fair", "srpt"], order_default,
+            "[ndp: fair, phost: srpt] which connection a receiver pulls next: round robin, or fewest packets left")?;
         let pull_rate = s.f64_or("pull_rate", 1.0, "fraction",
-            "[ndp] pulls are paced at this fraction of the receiver's link rate (one per MTU + control packet)")?;
+            "[ndp, phost] pulls are paced at this fraction of the receiver's link rate (one per MTU + control packet)")?;
         s.ensure(pull_rate > 0.0 && pull_rate <= 10.0, "pull_rate", "must be in (0, 10]")?;
-        let min_rto = s.f64_or("min_rto_us", 5000.0, "us", "[ndp] floor of the retransmission timeout (htsim: 5 ms)")?;
+        let min_rto = s.f64_or("min_rto_us", rto_default, "us",
+            "[ndp: 5000 (htsim), phost: 1000] floor of the retransmission timeout")?;
         s.ensure(min_rto > 0.0 && min_rto <= 1e7, "min_rto_us", "must be in (0, 1e7] us")?;
-        let init_rto = s.f64_or("initial_rto_us", 20000.0, "us", "[ndp] retransmission timeout before an RTT sample (htsim: 20 ms)")?;
+        let init_rto = s.f64_or("initial_rto_us", 20000.0, "us", "[ndp, phost] retransmission timeout before an RTT sample (htsim: 20 ms)")?;
         s.ensure(init_rto > 0.0 && init_rto <= 1e7, "initial_rto_us", "must be in (0, 1e7] us")?;
-        let path_penalty = s.bool_or("path_penalty", true,
-            "[ndp] skip paths whose NACK ratio is an outlier (section 3.2.3); needs source routing")?;
+        let path_penalty = s.bool_or("path_penalty", !phost,
+            "[ndp: true, phost: false] skip paths whose NACK ratio is an outlier (section 3.2.3); needs source routing")?;
         let rts = s.bool_or("return_to_sender_resend", true,
             "[ndp] resend a returned header at once when no more pulls are expected or the path looks bad")?;
         let prio: Vec<f64> = s.f64_list_or("prioritize_senders", &[], "hosts",
             "[ndp] receivers serve pulls for flows from these senders first (strict priority)")?;
         s.ensure(prio.iter().all(|&h| h >= 0.0 && h.fract() == 0.0), "prioritize_senders", "must be host ids")?;
         s.ensure(lb != LoadBalancing::Ecmp || s.is_describe(), "protocol",
-            "NDP sprays every packet: set routing.load_balancing = \"source\" (the paper) or \"spray\"")?;
+            "NDP and pHost spray every packet: set routing.load_balancing = \"source\" or \"spray\"")?;
         Ok(NdpConfig {
+            phost,
             initial_window_packets: iw,
+            pull_order: if order == "srpt" { PullOrder::Srpt } else { PullOrder::Fair },
             pull_rate,
             min_rto: from_us(min_rto),
             initial_rto: from_us(init_rto),
@@ -447,7 +471,20 @@ impl Ndp {
         self.pullers[host as usize].armed = false;
         loop {
             let pl = &mut self.pullers[host as usize];
-            let Some(slot) = pl.high.pop_front().or_else(|| pl.fair.pop_front()) else { return };
+            let next = match self.cfg.pull_order {
+                PullOrder::Fair => pl.high.pop_front().or_else(|| pl.fair.pop_front()),
+                PullOrder::Srpt => pl.high.pop_front().or_else(|| {
+                    // Fewest packets left first; ties to the longest-waiting connection.
+                    let conns = &self.conns;
+                    let left = |slot: u32| {
+                        let c = &conns[slot as usize];
+                        c.packets.saturating_sub(c.received_count)
+                    };
+                    let best = (0..pl.fair.len()).min_by_key(|&i| (left(pl.fair[i]), i))?;
+                    pl.fair.remove(best)
+                }),
+            };
+            let Some(slot) = next else { return };
             let c = &mut self.conns[slot as usize];
             c.queued_for_pull = false;
             if c.retired {
