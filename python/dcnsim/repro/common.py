@@ -33,3 +33,28 @@ def table(rows, header) -> str:
     w = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     fmt = "  ".join(f"{{:<{n}}}" for n in w)
     return "\n".join([fmt.format(*header)] + [fmt.format(*map(str, r)) for r in rows])
+
+
+def phost_base(k: int, duration_us: float, warmup_us: float) -> dict:
+    """pHost as the NDP paper runs it: 8-packet drop-tail queues, per-packet spraying, no trimming."""
+    s = ndp_base(k, duration_us, warmup_us)
+    s["queue"] = {"priorities": 2, "limit_packets": 8}
+    s["routing"] = {"load_balancing": "spray"}
+    s["transport"] = {"protocol": "phost"}
+    return s
+
+
+SETUP_KEYS = ["transport", "queue", "routing", "net"]
+
+
+def setups_axis(*specs) -> dict:
+    """A zipped axis that switches between whole protocol setups."""
+    return {",".join(SETUP_KEYS): [[s[k] for k in SETUP_KEYS] for s in specs]}
+
+
+def incast_optimum_us(senders: int, size: int, mtu: int = 9000, header: int = 64, gbps: float = 10.0) -> float:
+    """The receiver's link busy with every packet of every flow exactly once (the NDP paper's optimum)."""
+    mss = mtu - header
+    full, rest = divmod(size, mss)
+    wire = full * mtu + (rest + header if rest else 0)
+    return senders * wire * 8 / (gbps * 1e3)
