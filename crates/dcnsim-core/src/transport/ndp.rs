@@ -22,9 +22,13 @@
 //!   feedback was at least a quarter ACKs (a bad path, not an incast); otherwise it waits for a pull
 //! - RTO for true losses: floor `min_rto_us`, SRTT/RTTVAR from ACK time stamps
 //!
+//! - combined PULLACK/PULL-NACK: when the receiver's pull queue is empty and a pull spacing has passed
+//!   since its last pull, the ACK or NACK itself carries the pull (section 3.2 footnote; htsim's
+//!   pacer does this), otherwise a separate PULL is queued
+//!
 //! Not modelled: the connection-establishment state machine and time-wait (flows are known to both
-//! ends from their first packet), combined PULLACKs, NIC/host processing delays, receiver-side
-//! congestion control for oversubscribed fabrics.
+//! ends from their first packet), NIC/host processing delays, receiver-side congestion control for
+//! oversubscribed fabrics.
 //!
 //! pHost (Gao et al., CoNEXT 2015), as the NDP paper evaluates it (section 6.2, "Who needs packet
 //! trimming?"), is this module with `phost = true`: the same receiver-driven pulls (tokens), one per
@@ -34,7 +38,8 @@
 //! token expiry and the RTS handshake (the first window doubles as the request).
 //!
 //! Packet fields: `seq` = packet index within the flow; `aux` = the path id the data packet took
-//! (echoed in ACK/NACK for the scoreboard); `ts` = send time (echoed); `ack` = pull number on PULLs.
+//! (echoed in ACK/NACK for the scoreboard); `ts` = send time (echoed); `ack` = pull number on PULLs
+//! and on ACKs/NACKs that carry a pull (flag `PULL_BIT`).
 
 use super::{Ctx, Framing};
 use crate::engine::rng::Rng;
@@ -47,6 +52,8 @@ use std::cmp::Reverse;
 const TIMER_PULL: u8 = 1;
 const TIMER_RTO: u8 = 2;
 const NO_SLOT: u32 = u32::MAX;
+/// An ACK or NACK with this flag also carries a pull (number in `ack`).
+const PULL_BIT: u8 = flags::PROTO1;
 /// Feedback events remembered per connection for the return-to-sender decision (htsim: 12).
 const HISTORY: usize = 12;
 
@@ -405,7 +412,12 @@ impl Ndp {
                 debug_assert_eq!(host, pkt.dst);
                 self.on_arrival(ctx, slot, pkt)
             }
-            PacketKind::Ack | PacketKind::Nack => self.on_feedback(ctx, slot, pkt),
+            PacketKind::Ack | PacketKind::Nack => {
+                self.on_feedback(ctx, slot, pkt);
+                if pkt.has(PULL_BIT) && self.slot_of[pkt.flow as usize] == slot {
+                    self.on_pull(ctx, slot, pkt.ack);
+                }
+            }
             PacketKind::Pull => self.on_pull(ctx, slot, pkt.ack),
             PacketKind::Bounced => self.on_bounce(ctx, slot, pkt),
             other => panic!("NDP received a {other:?} packet"),
@@ -417,14 +429,6 @@ impl Ndp {
         let ctl = self.framing.control_bytes;
         let c = &mut self.conns[slot as usize];
         let is_data = pkt.kind == PacketKind::Data;
-        let kind = if is_data { PacketKind::Ack } else { PacketKind::Nack };
-        let mut fb = Packet::new(kind, c.id, c.dst, c.src, ctl);
-        fb.seq = pkt.seq;
-        fb.aux = pkt.aux;
-        fb.ts = pkt.ts;
-        fb.prio = 0;
-        fb.lb = LoadBalancing::Spray;
-        ctx.send(fb);
         if is_data {
             let (w, b) = ((pkt.seq / 64) as usize, pkt.seq % 64);
             if c.received[w] & (1 << b) == 0 {
@@ -435,11 +439,29 @@ impl Ndp {
                     ctx.finished(c.id);
                     c.done_rx = true;
                     c.pending_pulls = 0; // the last packet purges this sender's pulls
-                    return;
                 }
             }
         }
-        if c.done_rx {
+        let kind = if is_data { PacketKind::Ack } else { PacketKind::Nack };
+        let mut fb = Packet::new(kind, c.id, c.dst, c.src, ctl);
+        fb.seq = pkt.seq;
+        fb.aux = pkt.aux;
+        fb.ts = pkt.ts;
+        fb.prio = 0;
+        fb.lb = LoadBalancing::Spray;
+        let wants_pull = !c.done_rx;
+        let pl = &mut self.pullers[c.dst as usize];
+        // Piggyback the pull when nothing is queued ahead of it and the pacer would send it now.
+        let carry = wants_pull && pl.high.is_empty() && pl.fair.is_empty() && !pl.armed && ctx.now >= pl.next_at;
+        if carry {
+            c.pulls_sent += 1;
+            fb.flags |= PULL_BIT;
+            fb.ack = c.pulls_sent;
+            pl.next_at = ctx.now + pl.spacing;
+            self.counters.pulls += 1;
+        }
+        ctx.send(fb);
+        if !wants_pull || carry {
             return;
         }
         c.pending_pulls += 1;
