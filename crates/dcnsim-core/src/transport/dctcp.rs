@@ -19,6 +19,7 @@
 //! Packet fields: `seq` = byte offset of the first payload byte; `ack` = cumulative ACK (next byte
 //! expected); `ts` = send time of the data packet, echoed by its ACK; `path` = the flow's ECMP key.
 
+use super::conns::ConnTable;
 use super::{Ctx, Framing};
 use crate::engine::rng::mix64;
 use crate::engine::time::{from_us, Time};
@@ -137,21 +138,17 @@ struct Conn {
 pub struct Dctcp {
     cfg: DctcpConfig,
     framing: Framing,
-    conns: Vec<Conn>,
-    free: Vec<u32>,
-    /// Slot of each flow id; `u32::MAX` once the flow is done.
-    slot_of: Vec<u32>,
+    conns: ConnTable<Conn>,
     retransmits: u64,
     fast_retransmits: u64,
     timeouts: u64,
     ecn_cuts: u64,
 }
 
-const NO_SLOT: u32 = u32::MAX;
 
 impl Dctcp {
     pub fn new(cfg: DctcpConfig, framing: Framing, _hosts: u32) -> Dctcp {
-        Dctcp { cfg, framing, conns: Vec::new(), free: Vec::new(), slot_of: Vec::new(), retransmits: 0, fast_retransmits: 0, timeouts: 0, ecn_cuts: 0 }
+        Dctcp { cfg, framing, conns: ConnTable::default(), retransmits: 0, fast_retransmits: 0, timeouts: 0, ecn_cuts: 0 }
     }
 
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -203,27 +200,14 @@ impl Dctcp {
             rcv_nxt: 0,
             ooo: Vec::new(),
         };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.conns[s as usize] = conn;
-                s
-            }
-            None => {
-                self.conns.push(conn);
-                self.conns.len() as u32 - 1
-            }
-        };
-        if self.slot_of.len() <= id as usize {
-            self.slot_of.resize(id as usize + 1, NO_SLOT);
-        }
-        self.slot_of[id as usize] = slot;
+        let slot = self.conns.insert(id, conn);
         self.send_window(ctx, slot);
     }
 
     /// Sends new data while the window allows.
     fn send_window(&mut self, ctx: &mut Ctx, slot: u32) {
         let mss = self.mss();
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         loop {
             if c.snd_nxt >= c.size {
                 break;
@@ -281,10 +265,9 @@ impl Dctcp {
     }
 
     pub fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
-        let Some(&slot) = self.slot_of.get(pkt.flow as usize) else { return };
-        if slot == NO_SLOT {
+        let Some(slot) = self.conns.slot(pkt.flow) else {
             return; // a straggler for a connection that already finished
-        }
+        };
         match pkt.kind {
             PacketKind::Data => {
                 debug_assert_eq!(host, pkt.dst);
@@ -296,7 +279,7 @@ impl Dctcp {
     }
 
     fn on_data(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
         let mut fresh = 0;
         if start == c.rcv_nxt {
@@ -335,11 +318,11 @@ impl Dctcp {
         let mss = self.mss();
         let max_cwnd = self.max_cwnd();
         let ack = pkt.ack;
-        if ack < self.conns[slot as usize].snd_una {
+        if ack < self.conns[slot].snd_una {
             return; // old, reordered ACK
         }
         self.rtt_sample(ctx.now, slot, pkt.ts);
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         let cfg = &self.cfg;
         let ece = pkt.has(flags::ECE) && cfg.ecn;
 
@@ -415,16 +398,16 @@ impl Dctcp {
 
         if c.snd_una >= c.size {
             // All data acknowledged: the connection is done on both sides.
-            self.slot_of[c.id as usize] = NO_SLOT;
             c.ooo = Vec::new();
-            self.free.push(slot);
+            let id = c.id;
+            self.conns.remove(id, slot);
             return;
         }
         self.send_window(ctx, slot);
     }
 
     fn rtt_sample(&mut self, now: Time, slot: u32, sent: Time) {
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         let r = (now - sent) as f64;
         if c.srtt == 0.0 {
             c.srtt = r;
@@ -438,12 +421,9 @@ impl Dctcp {
 
     pub fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
         debug_assert_eq!(kind, TIMER_RTO);
-        let slot = self.slot_of[id as usize];
-        if slot == NO_SLOT {
-            return;
-        }
+        let Some(slot) = self.conns.slot(id) else { return };
         let mss = self.mss() as f64;
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         c.timer_pending = false;
         let Some(deadline) = c.rto_deadline else { return };
         if ctx.now < deadline {

@@ -6,6 +6,7 @@
 //! fires; a host NIC goes idle (for protocols that choose the next packet at transmission time,
 //! e.g. receiver-driven ones: set `Network::ports[nic].notify_idle`).
 
+pub mod conns;
 pub mod dctcp;
 pub mod ndp;
 

@@ -41,6 +41,7 @@
 //! (echoed in ACK/NACK for the scoreboard); `ts` = send time (echoed); `ack` = pull number on PULLs
 //! and on ACKs/NACKs that carry a pull (flag `PULL_BIT`).
 
+use super::conns::ConnTable;
 use super::{Ctx, Framing};
 use crate::engine::rng::Rng;
 use crate::engine::time::{from_us, Rate, Time};
@@ -51,7 +52,6 @@ use std::cmp::Reverse;
 
 const TIMER_PULL: u8 = 1;
 const TIMER_RTO: u8 = 2;
-const NO_SLOT: u32 = u32::MAX;
 /// An ACK or NACK with this flag also carries a pull (number in `ack`).
 const PULL_BIT: u8 = flags::PROTO1;
 /// Feedback events remembered per connection for the return-to-sender decision (htsim: 12).
@@ -192,9 +192,7 @@ struct Puller {
 pub struct Ndp {
     cfg: NdpConfig,
     framing: Framing,
-    conns: Vec<Conn>,
-    free: Vec<u32>,
-    slot_of: Vec<u32>,
+    conns: ConnTable<Conn>,
     pullers: Vec<Puller>,
     rng: Rng,
     initialized: bool,
@@ -222,9 +220,7 @@ impl Ndp {
         Ndp {
             cfg,
             framing,
-            conns: Vec::new(),
-            free: Vec::new(),
-            slot_of: Vec::new(),
+            conns: ConnTable::default(),
             pullers: (0..hosts).map(|_| Puller::default()).collect(),
             rng: Rng::for_component(seed, "ndp"),
             initialized: false,
@@ -304,22 +300,9 @@ impl Ndp {
             done_rx: false,
             retired: false,
         };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.conns[s as usize] = conn;
-                s
-            }
-            None => {
-                self.conns.push(conn);
-                self.conns.len() as u32 - 1
-            }
-        };
-        if self.slot_of.len() <= id as usize {
-            self.slot_of.resize(id as usize + 1, NO_SLOT);
-        }
-        self.slot_of[id as usize] = slot;
+        let slot = self.conns.insert(id, conn);
         let iw = self.cfg.initial_window_packets.min(packets);
-        self.conns[slot as usize].first_window_left = iw as i64;
+        self.conns[slot].first_window_left = iw as i64;
         for _ in 0..iw {
             self.send_one(ctx, slot, true);
         }
@@ -327,7 +310,7 @@ impl Ndp {
 
     /// The next path in the permuted list, skipping penalized paths (section 3.2.3).
     fn choose_path(&mut self, slot: u32, avoid: Option<u16>) -> u32 {
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         let n = c.paths.len();
         if n <= 1 {
             return 0;
@@ -355,7 +338,7 @@ impl Ndp {
     /// Sends one packet: the lowest queued retransmission, else new data. Returns false if there
     /// was nothing to send.
     fn send_one(&mut self, ctx: &mut Ctx, slot: u32, syn: bool) -> bool {
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         let (seq, retx, last_path) = if let Some(Reverse(seq)) = c.rtx.pop() {
             let Sent::Queued { path } = c.window[(seq - c.base) as usize] else { unreachable!("rtx queue out of sync") };
             (seq, true, Some(path))
@@ -370,7 +353,7 @@ impl Ndp {
         let path = self.choose_path(slot, last_path);
         let fr = self.framing;
         let cfg_lb = self.cfg.lb;
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         let payload = if seq + 1 == c.packets { c.last_payload } else { fr.mss() };
         let mut p = Packet::new(PacketKind::Data, c.id, c.src, c.dst, fr.wire(payload));
         p.payload = payload;
@@ -403,10 +386,7 @@ impl Ndp {
     }
 
     pub fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
-        let Some(&slot) = self.slot_of.get(pkt.flow as usize) else { return };
-        if slot == NO_SLOT {
-            return;
-        }
+        let Some(slot) = self.conns.slot(pkt.flow) else { return };
         match pkt.kind {
             PacketKind::Data | PacketKind::Header => {
                 debug_assert_eq!(host, pkt.dst);
@@ -414,7 +394,7 @@ impl Ndp {
             }
             PacketKind::Ack | PacketKind::Nack => {
                 self.on_feedback(ctx, slot, pkt);
-                if pkt.has(PULL_BIT) && self.slot_of[pkt.flow as usize] == slot {
+                if pkt.has(PULL_BIT) && self.conns.slot(pkt.flow) == Some(slot) {
                     self.on_pull(ctx, slot, pkt.ack);
                 }
             }
@@ -427,7 +407,7 @@ impl Ndp {
     /// Receiver: a data packet or a trimmed header arrived.
     fn on_arrival(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
         let ctl = self.framing.control_bytes;
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         let is_data = pkt.kind == PacketKind::Data;
         if is_data {
             let (w, b) = ((pkt.seq / 64) as usize, pkt.seq % 64);
@@ -499,7 +479,7 @@ impl Ndp {
                     // Fewest packets left first; ties to the longest-waiting connection.
                     let conns = &self.conns;
                     let left = |slot: u32| {
-                        let c = &conns[slot as usize];
+                        let c = &conns[slot];
                         c.packets.saturating_sub(c.received_count)
                     };
                     let best = (0..pl.fair.len()).min_by_key(|&i| (left(pl.fair[i]), i))?;
@@ -507,10 +487,10 @@ impl Ndp {
                 }),
             };
             let Some(slot) = next else { return };
-            let c = &mut self.conns[slot as usize];
+            let c = &mut self.conns[slot];
             c.queued_for_pull = false;
             if c.retired {
-                self.free.push(slot);
+                self.conns.recycle(slot);
                 continue;
             }
             if c.pending_pulls == 0 || c.done_rx {
@@ -545,7 +525,7 @@ impl Ndp {
 
     fn record(&mut self, slot: u32, path: u16, fb: u8) {
         let penalty = self.cfg.path_penalty;
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         c.history[c.history_at] = fb;
         c.history_at = (c.history_at + 1) % HISTORY;
         if c.scores.len() <= 1 {
@@ -583,7 +563,7 @@ impl Ndp {
 
     /// Sender: an ACK or NACK.
     fn on_feedback(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         if pkt.seq < c.base {
             return; // already acknowledged
         }
@@ -608,7 +588,7 @@ impl Ndp {
                 c.base += 1;
             }
             self.record(slot, path, FB_ACK);
-            let c = &self.conns[slot as usize];
+            let c = &self.conns[slot];
             if c.acked == c.packets {
                 self.retire(slot);
             }
@@ -622,8 +602,9 @@ impl Ndp {
     }
 
     fn retire(&mut self, slot: u32) {
-        let c = &mut self.conns[slot as usize];
-        self.slot_of[c.id as usize] = NO_SLOT;
+        let id = self.conns[slot].id;
+        self.conns.release(id);
+        let c = &mut self.conns[slot];
         c.window = VecDeque::new();
         c.rtx = BinaryHeap::new();
         c.received = Vec::new();
@@ -634,13 +615,13 @@ impl Ndp {
         c.pending_pulls = 0;
         // A slot still in a pull queue is freed when the pacer pops it.
         if !c.queued_for_pull {
-            self.free.push(slot);
+            self.conns.recycle(slot);
         }
     }
 
     /// Sender: a PULL with cumulative number `pull_no`.
     fn on_pull(&mut self, ctx: &mut Ctx, slot: u32, pull_no: u64) {
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         c.pull_window -= 1;
         let n = pull_no.saturating_sub(c.last_pull);
         c.last_pull = c.last_pull.max(pull_no);
@@ -654,7 +635,7 @@ impl Ndp {
     /// Sender: a header came back from a full switch queue.
     fn on_bounce(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
         self.counters.bounces += 1;
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         if pkt.seq < c.base {
             return;
         }
@@ -665,7 +646,7 @@ impl Ndp {
         c.rtx.push(Reverse(pkt.seq));
         self.record(slot, path, FB_BOUNCE);
         self.arm_rto(ctx, slot);
-        let c = &self.conns[slot as usize];
+        let c = &self.conns[slot];
         let (mut acks, mut total) = (0, 0);
         for &h in &c.history {
             if h != 0 {
@@ -690,7 +671,7 @@ impl Ndp {
     }
 
     fn arm_rto(&mut self, ctx: &mut Ctx, slot: u32) {
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         if !c.rto_armed {
             c.rto_armed = true;
             ctx.set_timer(ctx.now + c.rto, TIMER_RTO, c.id);
@@ -700,11 +681,8 @@ impl Ndp {
     /// Resends packets outstanding for longer than the RTO (true losses), then re-arms. A queued
     /// retransmission that no pull has come for within an RTO is also sent (its pulls were lost).
     fn on_rto(&mut self, ctx: &mut Ctx, id: u32) {
-        let Some(&slot) = self.slot_of.get(id as usize) else { return };
-        if slot == NO_SLOT {
-            return;
-        }
-        let c = &mut self.conns[slot as usize];
+        let Some(slot) = self.conns.slot(id) else { return };
+        let c = &mut self.conns[slot];
         c.rto_armed = false;
         let mut oldest: Option<Time> = None;
         let mut expired = Vec::new();
@@ -727,13 +705,13 @@ impl Ndp {
         }
         if n > 0 {
             self.counters.timeouts += 1;
-            let c = &mut self.conns[slot as usize];
+            let c = &mut self.conns[slot];
             c.rto = (c.rto * 2).min(from_us(1e6));
             for _ in 0..n {
                 self.send_one(ctx, slot, false);
             }
         }
-        let c = &mut self.conns[slot as usize];
+        let c = &mut self.conns[slot];
         if !c.rto_armed {
             if let Some(o) = oldest {
                 c.rto_armed = true;
