@@ -135,3 +135,16 @@ def test_time_series_of_queues_and_receive_rates(small_spec, tmp_path):
     assert len(dcnsim.run(small_spec).timeseries) == 0, "off by default"
     r.save(tmp_path)
     assert (tmp_path / "timeseries.parquet").exists()
+
+
+def test_spec_examples_in_the_docs_are_valid():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    blocks = []
+    for doc in ["README.md", "docs/spec.md", "docs/protocols/ndp.md"]:
+        blocks += [b for b in re.findall(r"```toml\n(.*?)```", (root / doc).read_text(), re.S) if "duration_us" in b]
+    assert len(blocks) >= 2
+    for b in blocks:
+        dcnsim.resolve(b)
