@@ -54,12 +54,18 @@ impl Cdf {
         let mut declared_mean = None;
         for (i, raw) in text.lines().enumerate() {
             let line = raw.trim();
+            let at = || format!("{origin} line {}", i + 1);
             if let Some(comment) = line.strip_prefix('#') {
-                for word in comment.split(|c: char| c.is_whitespace() || c == ';') {
+                // A header that is present but unreadable is an error, not a silent fallback: the
+                // rule changes the mean by tens of percent.
+                for word in comment.split(|c: char| c.is_whitespace() || c == ';' || c == ',') {
                     if let Some(v) = word.strip_prefix("sampling=") {
-                        declared = Interpolation::parse(v);
+                        declared = Some(Interpolation::parse(v).ok_or_else(|| {
+                            format!("{}: unknown sampling rule `{v}` (expected step, linear or log_linear)", at())
+                        })?);
                     } else if let Some(v) = word.strip_prefix("mean_bytes=") {
-                        declared_mean = v.parse::<f64>().ok();
+                        let m = v.parse::<f64>().ok().filter(|m| m.is_finite() && *m > 0.0);
+                        declared_mean = Some(m.ok_or_else(|| format!("{}: mean_bytes `{v}` is not a positive number", at()))?);
                     }
                 }
                 continue;
@@ -67,7 +73,6 @@ impl Cdf {
             if line.is_empty() {
                 continue;
             }
-            let at = || format!("{origin} line {}", i + 1);
             let fields: Vec<&str> = line.split_whitespace().collect();
             if fields.len() != 2 {
                 return Err(format!("{}: expected `size cumulative_probability`, got `{line}`", at()));
@@ -101,8 +106,10 @@ impl Cdf {
 
     /// Checks that the rule can be applied (log-linear needs positive sizes).
     pub fn check(&self, rule: Interpolation) -> Result<(), String> {
-        if rule == Interpolation::LogLinear && self.points.iter().any(|&(s, _)| s <= 0.0) {
-            return Err("log_linear interpolation needs every size > 0; this CDF has a size of 0".into());
+        if rule == Interpolation::LogLinear {
+            if let Some(&(s, p)) = self.points.iter().find(|&&(s, _)| s <= 0.0) {
+                return Err(format!("log_linear interpolation needs every size > 0; this CDF has a size of {s} (at probability {p})"));
+            }
         }
         Ok(())
     }
@@ -193,6 +200,23 @@ pub fn shipped(name: &str) -> Option<Cdf> {
     SHIPPED.iter().find(|(n, _)| *n == name).map(|(n, text)| Cdf::parse(text, n).expect("shipped CDFs are valid"))
 }
 
+/// Whether a `cdf = ...` value names a file rather than a shipped CDF.
+pub fn is_path(value: &str) -> bool {
+    value.contains('/') || value.ends_with(".cdf")
+}
+
+/// A CDF by shipped name or file path (relative paths are relative to the working directory).
+pub fn load(value: &str) -> Result<Cdf, String> {
+    if is_path(value) {
+        let text = std::fs::read_to_string(value).map_err(|e| format!("cannot read {value}: {e}"))?;
+        return Cdf::parse(&text, value);
+    }
+    shipped(value).ok_or_else(|| {
+        let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
+        format!("unknown CDF \"{value}\"; shipped: {} (or give a path containing '/' or ending in .cdf)", names.join(", "))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,11 +276,17 @@ mod tests {
             ("ten 0.5\n", "is not a number"),
             ("10 0.5 7\n", "expected `size cumulative_probability`"),
             ("-3 1\n", "non-negative"),
+            ("inf 1\n", "non-negative"),
+            ("10 nan\n", "outside [0, 1]"),
+            ("# sampling=cubic\n10 1\n", "line 1: unknown sampling rule `cubic`"),
+            ("# x\n# mean_bytes=big\n10 1\n", "line 2: mean_bytes `big`"),
         ];
         for (text, msg) in cases {
             let e = Cdf::parse(text, "f.cdf").unwrap_err();
-            assert!(e.contains(msg), "{text:?}: {e}");
+            assert!(e.starts_with("f.cdf") && e.contains(msg), "{text:?}: {e}");
         }
+        let h = Cdf::parse("# w: x; sampling=log_linear; mean_bytes=12.5 (other rule 3)\n1 0\n10 1\n", "h").unwrap();
+        assert_eq!((h.declared, h.declared_mean), (Some(Interpolation::LogLinear), Some(12.5)));
         let zero = Cdf::parse("0 0\n10 1\n", "z").unwrap();
         assert!(zero.check(Interpolation::LogLinear).is_err());
     }

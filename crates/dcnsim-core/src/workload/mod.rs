@@ -10,6 +10,7 @@
 //!   its spec and seed.
 
 pub mod cdf;
+pub mod flow_list;
 pub mod generators;
 pub mod spec;
 
@@ -45,3 +46,6 @@ pub struct WorkloadEnv {
     /// Application payload bytes per full-sized packet (MSS), for sizes given in packets.
     pub mss_bytes: u32,
 }
+
+#[cfg(test)]
+mod tests;

@@ -2,6 +2,7 @@
 //! or an explicit flow list); a run merges all of them.
 
 use super::cdf::{self, Cdf, Interpolation};
+pub use super::flow_list::{ListedFlow, MAX_FLOW_BYTES};
 use crate::engine::time::{from_us, Time};
 use crate::scenario::reader::{Section, SpecError, SpecResult};
 
@@ -27,7 +28,7 @@ pub enum Kind {
     Poisson { load: f64, cdf: Cdf, rule: Interpolation, start: Time, stop: Option<Time> },
     Permutation { size: u64, start: Time },
     Incast { senders: u32, size: u64, mode: IncastMode },
-    FlowList { flows: Vec<(u32, u32, u64, Time)> },
+    FlowList { file: String, flows: Vec<ListedFlow> },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -50,171 +51,187 @@ pub struct WorkloadSpec {
     pub components: Vec<ComponentSpec>,
 }
 
-/// Largest flow we accept: 1 TB, far beyond any simulated duration, small enough for exact math.
-pub const MAX_FLOW_BYTES: u64 = 1 << 40;
+// Keys shared by several kinds are documented once (describe keeps the first), so their docs name
+// every kind they apply to. docs/parameters.md is generated from these strings.
+const LOAD_DOC: &str = "[poisson, incast] offered load as a fraction of host link capacity (application bytes)";
+const SIZE_DOC: &str = "[permutation, incast] bytes per flow";
+const START_DOC: &str = "[poisson, permutation, incast overlay] first arrival not before this time";
+const STOP_DOC: &str = "[poisson, incast overlay] no arrivals at or after this time; unset = end of run";
 
-fn size(s: &mut Section, key: &str, doc: &'static str) -> SpecResult<u64> {
-    let v = s.u64(key, "bytes", doc)?;
-    s.ensure(v >= 1 && v <= MAX_FLOW_BYTES, key, format!("must be in [1, {MAX_FLOW_BYTES}] bytes, got {v}"))?;
+fn size(s: &mut Section) -> SpecResult<u64> {
+    let v = s.u64("size_bytes", "bytes", SIZE_DOC)?;
+    s.ensure((1..=MAX_FLOW_BYTES).contains(&v), "size_bytes", format!("must be in [1, {MAX_FLOW_BYTES}] bytes, got {v}"))?;
     Ok(v)
 }
 
-fn load(s: &mut Section, doc: &'static str) -> SpecResult<f64> {
-    let v = s.f64("load", "fraction", doc)?;
+fn load(s: &mut Section) -> SpecResult<f64> {
+    let v = s.f64("load", "fraction", LOAD_DOC)?;
     s.ensure(v > 0.0 && v <= 1.0, "load", format!("must be in (0, 1] (a fraction of host link capacity), got {v}"))?;
     Ok(v)
 }
 
-fn time_us(s: &mut Section, key: &str, doc: &'static str) -> SpecResult<Time> {
-    let v = s.f64_or(key, 0.0, "us", doc)?;
-    s.ensure(v >= 0.0, key, format!("must be >= 0 us, got {v}"))?;
+fn start_us(s: &mut Section) -> SpecResult<Time> {
+    let v = s.f64_or("start_us", 0.0, "us", START_DOC)?;
+    s.ensure(v >= 0.0, "start_us", format!("must be >= 0 us, got {v}"))?;
     Ok(from_us(v))
 }
 
 fn stop_us(s: &mut Section, start: Time) -> SpecResult<Option<Time>> {
-    let v = s.f64_opt("stop_us", "us", "[poisson, incast overlay] no arrivals at or after this time; unset = end of run")?;
+    let v = s.f64_opt("stop_us", "us", STOP_DOC)?;
     if let Some(v) = v {
-        s.ensure(v >= 0.0 && from_us(v) > start, "stop_us", "must be after start_us")?;
+        s.ensure(v >= 0.0 && from_us(v) > start, "stop_us", format!("must be after start_us, got {v}"))?;
     }
     Ok(v.map(from_us))
 }
 
-fn read_cdf(s: &mut Section) -> SpecResult<(Cdf, Interpolation)> {
+fn read_poisson(s: &mut Section) -> SpecResult<Kind> {
+    let load = load(s)?;
     let name = s.string("cdf", "[poisson] flow-size CDF: a shipped name (see `dcnsim describe`) or a file path")?;
     let rule = s.string_opt("interpolation",
         "[poisson] step | linear | log_linear; default: the rule the CDF file declares (sampling= in its header)")?;
+    let start = start_us(s)?;
+    let stop = stop_us(s, start)?;
     if s.is_describe() {
-        return Ok((Cdf { points: vec![(1.0, 1.0)], declared: None, declared_mean: None }, Interpolation::Step));
+        let cdf = Cdf { points: vec![(1.0, 1.0)], declared: None, declared_mean: None };
+        return Ok(Kind::Poisson { load, cdf, rule: Interpolation::Step, start, stop });
     }
-    let cdf = if name.contains('/') || name.ends_with(".cdf") {
-        let text = std::fs::read_to_string(&name).map_err(|e| s.err("cdf", format!("cannot read {name}: {e}")))?;
-        Cdf::parse(&text, &name).map_err(|e| s.err("cdf", e))?
-    } else {
-        cdf::shipped(&name).ok_or_else(|| {
-            s.err("cdf", format!("unknown CDF \"{name}\"; shipped: {} (or give a path)", shipped_cdf_names().join(", ")))
-        })?
-    };
+    let cdf = cdf::load(&name).map_err(|e| s.err("cdf", e))?;
     let rule = match rule {
         Some(r) => Interpolation::parse(&r)
             .ok_or_else(|| s.err("interpolation", format!("unknown rule \"{r}\"; expected step, linear or log_linear")))?,
         None => cdf.declared.ok_or_else(|| {
-            s.err("interpolation", "the CDF declares no sampling rule: set interpolation = step, linear or log_linear")
+            s.err("interpolation", format!("{name} declares no sampling rule: set interpolation = step, linear or log_linear"))
         })?,
     };
     cdf.check(rule).map_err(|e| s.err("interpolation", e))?;
-    Ok((cdf, rule))
+    // Sizes are rounded to at least 1 byte; a smaller mean would make the arrival rate meaningless.
+    let mean = cdf.mean(rule);
+    s.ensure(mean >= 1.0, "cdf", format!("{name} has a mean of {mean} bytes under {} interpolation; it must be >= 1", rule.name()))?;
+    Ok(Kind::Poisson { load, cdf, rule, start, stop })
 }
 
-fn read_flow_list(s: &mut Section) -> SpecResult<Vec<(u32, u32, u64, Time)>> {
-    let path = s.string("path", "[flow_list] CSV file with a header row: src,dst,size_bytes,start_us")?;
+/// Keys that only make sense for an incast overlay, rejected with a pointed message for `at_us`.
+const OVERLAY_ONLY: &[&str] = &["arrival", "start_us", "stop_us"];
+
+fn read_incast(s: &mut Section) -> SpecResult<Kind> {
+    let senders = s.u64("senders", "hosts", "[incast] number of senders N")?;
+    s.ensure(senders >= 1 && senders <= u32::MAX as u64, "senders", format!("must be at least 1, got {senders}"))?;
+    let size = size(s)?;
+    let (once, overlay) = (s.has("at_us"), s.has("load"));
+    if !s.is_describe() {
+        if once && overlay {
+            return Err(s.err("at_us", "set either at_us (one incast) or load (a periodic overlay), not both"));
+        }
+        if !once && !overlay {
+            return Err(s.err("load", "incast needs at_us (one incast) or load (a periodic overlay)"));
+        }
+    }
+    let mut mode = None;
+    // Describe mode reads both branches so `dcnsim describe` lists every incast key.
+    if once || s.is_describe() {
+        let at = s.f64_opt("at_us", "us", "[incast] one incast at this time (exclusive with load)")?.unwrap_or(0.0);
+        s.ensure(at >= 0.0, "at_us", format!("must be >= 0 us, got {at}"))?;
+        let receiver = s.u64_opt("receiver", "host", "[incast once] the receiving host; unset = random")?;
+        s.ensure(receiver.is_none_or(|r| r <= u32::MAX as u64), "receiver", "is not a host id")?;
+        if let Some(k) = OVERLAY_ONLY.iter().find(|k| s.has(k)) {
+            return Err(s.err(k, "applies only to an incast overlay (load), not to one incast at at_us"));
+        }
+        mode = Some(IncastMode::Once { at: from_us(at), receiver: receiver.map(|r| r as u32) });
+    }
+    if overlay || s.is_describe() {
+        let load = load(s)?;
+        let arrival = s.choice_or("arrival", &["poisson", "periodic"], "poisson",
+            "[incast overlay] incast events as a Poisson process or strictly periodic")?;
+        let start = start_us(s)?;
+        let stop = stop_us(s, start)?;
+        if s.has("receiver") && !s.is_describe() {
+            return Err(s.err("receiver", "applies only to one incast (at_us); an overlay draws a random receiver per event"));
+        }
+        mode = Some(IncastMode::Overlay { load, periodic: arrival == "periodic", start, stop });
+    }
+    Ok(Kind::Incast { senders: senders as u32, size, mode: mode.expect("one branch ran") })
+}
+
+fn read_flow_list(s: &mut Section) -> SpecResult<Kind> {
+    let file = s.string("path", "[flow_list] CSV file with a header row: src,dst,size_bytes,start_us")?;
     if s.is_describe() {
-        return Ok(Vec::new());
+        return Ok(Kind::FlowList { file, flows: Vec::new() });
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| s.err("path", format!("cannot read {path}: {e}")))?;
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-    let Some((_, header)) = lines.next() else {
-        return Err(s.err("path", format!("{path} is empty")));
-    };
-    let cols: Vec<&str> = header.split(',').map(|c| c.trim()).collect();
-    let col = |name: &str| cols.iter().position(|c| *c == name).ok_or_else(|| {
-        s.err("path", format!("{path}: header must name the columns src,dst,size_bytes,start_us (missing {name})"))
-    });
-    let (ci, di, zi, ti) = (col("src")?, col("dst")?, col("size_bytes")?, col("start_us")?);
-    let mut flows = Vec::new();
-    for (i, line) in lines {
-        let f: Vec<&str> = line.split(',').map(|c| c.trim()).collect();
-        let at = |what: &str| s.err("path", format!("{path} line {}: {what}", i + 1));
-        if f.len() != cols.len() {
-            return Err(at(&format!("expected {} fields, got {}", cols.len(), f.len())));
-        }
-        let src: u32 = f[ci].parse().map_err(|_| at(&format!("src `{}` is not a host id", f[ci])))?;
-        let dst: u32 = f[di].parse().map_err(|_| at(&format!("dst `{}` is not a host id", f[di])))?;
-        let size: u64 = f[zi].parse().map_err(|_| at(&format!("size_bytes `{}` is not a whole number", f[zi])))?;
-        let start: f64 = f[ti].parse().map_err(|_| at(&format!("start_us `{}` is not a number", f[ti])))?;
-        if src == dst {
-            return Err(at("src and dst are the same host"));
-        }
-        if size == 0 || size > MAX_FLOW_BYTES {
-            return Err(at(&format!("size_bytes must be in [1, {MAX_FLOW_BYTES}]")));
-        }
-        if !(start >= 0.0 && start.is_finite()) {
-            return Err(at("start_us must be >= 0"));
-        }
-        flows.push((src, dst, size, from_us(start)));
+    let text = std::fs::read_to_string(&file).map_err(|e| s.err("path", format!("cannot read {file}: {e}")))?;
+    let flows = super::flow_list::parse(&text, &file).map_err(|e| s.err("path", e))?;
+    Ok(Kind::FlowList { file, flows })
+}
+
+fn read_kind(s: &mut Section, kind: &str) -> SpecResult<Kind> {
+    match kind {
+        "poisson" => read_poisson(s),
+        "permutation" => Ok(Kind::Permutation { size: size(s)?, start: start_us(s)? }),
+        "incast" => read_incast(s),
+        "flow_list" => read_flow_list(s),
+        other => unreachable!("kind {other} passed the choice check"),
     }
-    flows.sort_by_key(|f| f.3); // stable: equal start times keep file order
-    Ok(flows)
 }
 
 impl WorkloadSpec {
-    /// Reads the `[[workload]]` array of the top-level section.
+    /// Reads the `[[workload]]` array of the top-level section. In describe mode it reads the keys
+    /// of every kind, so all of them are documented.
     pub fn read(top: &mut Section) -> SpecResult<WorkloadSpec> {
-        let mut components = Vec::new();
         let names: Vec<&str> = KINDS.iter().map(|k| k.0).collect();
+        let mut components = Vec::new();
         for mut s in top.tables("workload", "workload components; their flows are merged")? {
-            let kinds: Vec<String> = if s.is_describe() {
-                names.iter().map(|k| k.to_string()).collect()
-            } else {
-                vec![s.choice("kind", &names, "workload kind")?]
-            };
-            if s.is_describe() {
-                s.choice("kind", &names, "workload kind")?;
-            }
-            for kind in kinds {
-                let name = s.string_opt("name", "label for this component's flows (the flow table's workload column); default: the kind")?
-                    .unwrap_or_else(|| kind.clone());
-                let exclude = s.bool_or("exclude_from_slowdown", false,
-                    "leave this component's flows out of slowdown statistics (e.g. an incast overlay, as SIRD does)")?;
-                let k = match kind.as_str() {
-                    "poisson" => {
-                        let load = load(&mut s, "[poisson, incast] offered load as a fraction of host link capacity (application bytes)")?;
-                        let (cdf, rule) = read_cdf(&mut s)?;
-                        let start = time_us(&mut s, "start_us", "[poisson, permutation, incast overlay] first arrival not before this time")?;
-                        let stop = stop_us(&mut s, start)?;
-                        Kind::Poisson { load, cdf, rule, start, stop }
-                    }
-                    "permutation" => Kind::Permutation {
-                        size: size(&mut s, "size_bytes", "[permutation, incast] bytes per flow")?,
-                        start: time_us(&mut s, "start_us", "[poisson, permutation, incast overlay] first arrival not before this time")?,
-                    },
-                    "incast" => {
-                        let senders = s.u64("senders", "hosts", "[incast] number of senders N")?;
-                        s.ensure(senders >= 1 && senders <= u32::MAX as u64, "senders", "must be at least 1")?;
-                        let size = size(&mut s, "size_bytes", "[permutation, incast] bytes per flow")?;
-                        let at = s.f64_opt("at_us", "us", "[incast] one incast at this time (exclusive with load)")?;
-                        let has_load = s.has("load") || s.is_describe();
-                        let mode = match (at, has_load) {
-                            (Some(_), true) if !s.is_describe() => return Err(s.err("at_us", "set either at_us (one incast) or load (a periodic overlay), not both")),
-                            (None, false) => return Err(s.err("load", "incast needs at_us (one incast) or load (a periodic overlay)")),
-                            (Some(at), _) if !s.is_describe() => {
-                                s.ensure(at >= 0.0, "at_us", "must be >= 0")?;
-                                let r = s.u64_opt("receiver", "host", "[incast once] the receiving host; unset = random")?;
-                                IncastMode::Once { at: from_us(at), receiver: r.map(|r| r as u32) }
-                            }
-                            _ => {
-                                if s.is_describe() {
-                                    s.u64_opt("receiver", "host", "[incast once] the receiving host; unset = random")?;
-                                }
-                                let load = load(&mut s, "[poisson, incast] offered load as a fraction of host link capacity (application bytes)")?;
-                                let arrival = s.choice_or("arrival", &["poisson", "periodic"], "poisson",
-                                    "[incast overlay] incast events as a Poisson process or strictly periodic")?;
-                                let start = time_us(&mut s, "start_us", "[poisson, permutation, incast overlay] first arrival not before this time")?;
-                                let stop = stop_us(&mut s, start)?;
-                                IncastMode::Overlay { load, periodic: arrival == "periodic", start, stop }
-                            }
-                        };
-                        Kind::Incast { senders: senders as u32, size, mode }
-                    }
-                    "flow_list" => Kind::FlowList { flows: read_flow_list(&mut s)? },
-                    other => unreachable!("{other}"),
-                };
-                components.push(ComponentSpec { name, exclude_from_slowdown: exclude, kind: k, path: s.path().to_string() });
+            let kind = s.choice("kind", &names, "workload kind")?;
+            let name = s.string_opt("name", "label for this component's flows (the flow table's workload column); default: the kind")?;
+            let exclude = s.bool_or("exclude_from_slowdown", false,
+                "leave this component's flows out of slowdown statistics (e.g. an incast overlay, as SIRD does)")?;
+            let kinds = if s.is_describe() { names.clone() } else { vec![kind.as_str()] };
+            for k in kinds {
+                let spec = read_kind(&mut s, k)?;
+                let name = name.clone().unwrap_or_else(|| k.to_string());
+                components.push(ComponentSpec { name, exclude_from_slowdown: exclude, kind: spec, path: s.path().to_string() });
             }
             s.finish()?;
         }
         if components.len() > u16::MAX as usize {
-            return Err(SpecError { field: "workload".into(), message: "too many workload components".into() });
+            return Err(SpecError { field: "workload".into(), message: format!("at most {} workload components", u16::MAX) });
         }
         Ok(WorkloadSpec { components })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[test]
+    fn describe_documents_every_kind() {
+        let docs = RefCell::new(Vec::new());
+        let mut top = Section::describe("", &docs);
+        let spec = WorkloadSpec::read(&mut top).unwrap();
+        assert_eq!(spec.components.len(), KINDS.len());
+        let paths: Vec<String> = docs.into_inner().into_iter().map(|d| d.path).collect();
+        for key in ["kind", "name", "exclude_from_slowdown", "load", "cdf", "interpolation", "start_us", "stop_us",
+            "size_bytes", "senders", "at_us", "receiver", "arrival", "path"]
+        {
+            assert!(paths.contains(&format!("workload[].{key}")), "{key} undocumented: {paths:?}");
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let v = serde_json::json!({"workload": [
+            {"kind": "poisson", "load": 0.5, "cdf": "fb_hadoop_w4"},
+            {"kind": "incast", "senders": 2, "size_bytes": 10, "load": 0.1},
+        ]});
+        let mut top = Section::new("", v.as_object().unwrap());
+        let spec = WorkloadSpec::read(&mut top).unwrap();
+        let c = &spec.components;
+        assert_eq!((c[0].name.as_str(), c[0].exclude_from_slowdown, c[0].path.as_str()), ("poisson", false, "workload[0]"));
+        match &c[0].kind {
+            Kind::Poisson { rule, start, stop, .. } => assert_eq!((*rule, *start, *stop), (Interpolation::Step, 0, None)),
+            k => panic!("{k:?}"),
+        }
+        assert_eq!(c[1].kind, Kind::Incast { senders: 2, size: 10, mode: IncastMode::Overlay { load: 0.1, periodic: false, start: 0, stop: None } });
+        assert!(shipped_cdf_names().contains(&"websearch") && shipped_cdf_names().len() == cdf::SHIPPED.len());
     }
 }
