@@ -5,13 +5,16 @@
     r.flows, r.queues, r.switches      # pandas DataFrames
     r.summary                          # aggregates and provenance
     r.save("out/")                     # Parquet tables, summary.json, slowdown.png
+
+A bad spec raises dcnsim.SpecError (a ValueError) whose `field` names the offending key.
 """
 
 from ._core import __version__
-from .errors import SpecError
+from .errors import SimulationError, SpecError
 from .result import Result
 from .spec import describe, load_spec, resolve, run
 from .sweep import load_flows as sweep_flows
 from .sweep import results, sweep
 
-__all__ = ["run", "resolve", "sweep", "results", "sweep_flows", "load_spec", "describe", "Result", "SpecError", "__version__"]
+__all__ = ["run", "resolve", "sweep", "results", "sweep_flows", "load_spec", "describe", "Result", "SpecError", "SimulationError",
+           "__version__"]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from importlib import resources
 from pathlib import Path
 
-from .errors import SpecError
+from .errors import SimulationError, SpecError
 
 
 def _fmt(x, digits=3) -> str:
@@ -57,18 +59,23 @@ def _describe_text(d: dict) -> str:
     out.append("Shipped flow-size CDFs: " + ", ".join(d["cdfs"]))
     out.append("")
     out.append("Parameters (key, type, unit, default; [kinds] says which kinds read it):")
-    section = None
+    sections: dict = {}
     for p in d["params"]:
-        top = p["path"].split(".")[0] if "." in p["path"] else "(top level)"
-        if top != section:
-            section = top
-            out.append(f"\n[{section}]")
-        default = "required" if p["default"] is None else f"default {p['default']}"
-        unit = f" ({p['unit']})" if p["unit"] else ""
-        out.append(f"  {p['path']:<38} {p['type']}{unit}, {default}")
-        if p["doc"]:
-            out.append(f"      {p['doc']}")
+        sections.setdefault(p["path"].split(".")[0] if "." in p["path"] else "(top level)", []).append(p)
+    for section, params in sections.items():
+        out.append(f"\n[{section}]")
+        for p in params:
+            out += _describe_param(p)
     return "\n".join(out)
+
+
+def _describe_param(p: dict) -> list:
+    default = "required" if p["default"] is None else f"default {p['default']}"
+    unit = f" ({p['unit']})" if p["unit"] else ""
+    lines = [f"  {p['path']:<38} {p['type']}{unit}, {default}"]
+    if p["doc"]:
+        lines.append(f"      {p['doc']}")
+    return lines
 
 
 def describe_markdown(d: dict) -> str:
@@ -105,14 +112,25 @@ def _run(spec_path, out, quiet: bool, sets) -> int:
         if not sep:
             raise SpecError(item, "--set needs key=value")
         set_path(spec, key.strip(), _parse_value(value.strip()))
-    result = run(spec, progress=not quiet)
-    if out is not None:
-        result.save(out)
+    result = _interruptible(run, spec, progress=not quiet)
+    result.save(out)
     if not quiet:
         print(format_summary(result.summary))
-        if out is not None:
-            print(f"\nwrote {Path(out) / 'flows.parquet'}, queues.parquet, switches.parquet, summary.json, slowdown.png")
+        print(f"\nwrote {Path(out) / 'flows.parquet'}, queues.parquet, switches.parquet, summary.json, slowdown.png")
     return 0
+
+
+def _interruptible(fn, *args, **kwargs):
+    """Calls fn with Ctrl-C killing the process at once. The core simulates with the interpreter
+    lock released and Python sees SIGINT only when it returns, possibly minutes later; nothing
+    is written until then, so there is nothing to clean up."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args, **kwargs)
+    previous = signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _sweep(args) -> int:
@@ -198,14 +216,14 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run a spec file")
     r.add_argument("spec", help="TOML spec file")
-    r.add_argument("--out", help="write flows.parquet, queues.parquet, switches.parquet, summary.json, slowdown.png here")
+    r.add_argument("--out", required=True, help="write flows.parquet, queues.parquet, switches.parquet, summary.json, slowdown.png here")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a spec key, e.g. workload[0].load=0.7")
     r.add_argument("--quiet", action="store_true", help="no progress and no summary table")
     d = sub.add_parser("describe", help="list protocols, topologies, workloads and every parameter")
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.add_argument("--markdown", action="store_true", help="the parameter reference as Markdown")
     m = sub.add_parser("demo", help="run the demo scenario (DCTCP on a leaf-spine, websearch at 50% load)")
-    m.add_argument("--out", default="out/demo")
+    m.add_argument("--out", default="out/demo", help="output directory (default: out/demo)")
     m.add_argument("--quiet", action="store_true")
     sw = sub.add_parser("sweep", help="run a sweep (a base spec times axes) into a results store")
     sw.add_argument("sweep", help="sweep TOML: name, base (path or table), [axes], filter")
@@ -255,9 +273,12 @@ def main(argv=None) -> int:
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except FileNotFoundError as e:
+    except OSError as e:  # a spec or sweep file that cannot be read; the message names it
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except SimulationError as e:
+        print(f"error: the run failed: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

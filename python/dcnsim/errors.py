@@ -1,10 +1,29 @@
-"""Errors raised for bad input."""
+"""Errors raised for bad input and failed runs."""
+
+from __future__ import annotations
+
+from . import _core
+
+#: A run that failed for a reason other than its spec (an internal invariant, an unreadable file).
+SimulationError = _core.SimulationError
 
 
-class SpecError(ValueError):
-    """A malformed or impossible spec. `field` is the dotted path of the offending key."""
+class SpecError(_core.SpecError):
+    """A malformed or impossible spec. `field` is the dotted path of the offending key (e.g.
+    `workload[0].load`), `message` says what is wrong.
+
+    Subclasses the extension's SpecError (itself a ValueError), so one `except` catches errors
+    found in Python (TOML syntax, sweep files) and in the core alike."""
 
     def __init__(self, field: str, message: str):
         super().__init__(f"spec error at `{field}`: {message}")
         self.field = field
         self.message = message
+
+    def __reduce__(self):
+        # Rebuild from (field, message), not from the formatted text: sweeps send errors across processes.
+        return (type(self), (self.field, self.message))
+
+    @classmethod
+    def from_core(cls, e: _core.SpecError) -> "SpecError":
+        return cls(e.field, e.message)

@@ -5,59 +5,86 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def slowdown_by_size(summary: dict, path) -> Path:
-    """Median and p99 slowdown per flow-size group (the SIRD/Homa style figure)."""
-    import matplotlib
+def size_group_spans(summary: dict, flows) -> list:
+    """Where each of the summary's flow-size groups sits on a size axis: per group (a dict from
+    summary["slowdown_by_size"] with `x`, `lo`, `hi` added), the median, smallest and largest
+    size of the flows it counts (counted, finished, min_bytes <= size < max_bytes). Groups with
+    no such flow are left out: the summary has no slowdown for them."""
+    import numpy as np
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    done = flows["counted"].to_numpy(dtype=bool) & flows["slowdown"].notna().to_numpy()
+    sizes = flows["size_bytes"].to_numpy(dtype=np.float64)[done]
+    out = []
+    for g in summary["slowdown_by_size"]:
+        upper = np.inf if g["max_bytes"] is None else g["max_bytes"]
+        s = sizes[(sizes >= g["min_bytes"]) & (sizes < upper)]
+        if len(s):
+            out.append(dict(g, x=float(np.median(s)), lo=float(s.min()), hi=float(s.max())))
+    return out
 
-    groups = [g for g in summary["slowdown_by_size"]]
-    labels = [g["label"] for g in groups]
-    med = [g["median"] if g["median"] is not None else float("nan") for g in groups]
-    p99 = [g["p99"] if g["p99"] is not None else float("nan") for g in groups]
-    x = range(len(groups))
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    ax.bar([i - 0.2 for i in x], med, width=0.4, label="median")
-    ax.bar([i + 0.2 for i in x], p99, width=0.4, label="p99")
-    ax.set_xticks(list(x))
-    ax.set_xticklabels([f"{g['group']}: {lab}\n{g['count']} flows" for g, lab in zip(groups, labels)], fontsize=8)
+
+def slowdown_by_size(summary: dict, flows, path) -> Path:
+    """Median and p99 slowdown per flow-size group against flow size (log x), as in the Homa and
+    SIRD papers. Each group is a point at the median size of its flows, with a bar across the
+    sizes they span; the groups are whatever summary["slowdown_by_size"] defines."""
+    plt = _plt()
+    groups = size_group_spans(summary, flows)
+    fig, ax = plt.subplots(figsize=(7.2, 4.0))
+    for stat, marker in (("median", "o"), ("p99", "s")):
+        xs = [g["x"] for g in groups]
+        ys = [g[stat] for g in groups]
+        err = [[g["x"] - g["lo"] for g in groups], [g["hi"] - g["x"] for g in groups]]
+        ax.errorbar(xs, ys, xerr=err, marker=marker, capsize=3, label=stat)
+    # Group letters and flow counts along the top (x in data, y in axes coordinates); the dotted
+    # lines are the group edges, and the letters match the CLI summary.
+    top = ax.get_xaxis_transform()
+    for g in groups:
+        ax.text(g["x"], 0.98, f"{g['group']}\nn={g['count']}", transform=top, ha="center", va="top", fontsize=7)
+    for g in summary["slowdown_by_size"][1:]:
+        ax.axvline(g["min_bytes"], color="grey", lw=0.6, ls=":")  # group edges
+    if not groups:
+        ax.text(0.5, 0.5, "no counted flow finished", transform=ax.transAxes, ha="center")
+    ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_ylabel("slowdown (FCT / ideal FCT)")
-    ax.set_xlabel("flow size")
     ax.axhline(1.0, color="grey", lw=0.8)
-    title = summary.get("name") or summary.get("protocol", "")
-    ax.set_title(f"{title}: {summary.get('protocol')} slowdown by size")
-    ax.legend()
-    fig.tight_layout()
-    p = Path(path)
-    fig.savefig(p, dpi=120)
-    plt.close(fig)
-    return p
+    ax.set_xlabel("flow size (bytes)")
+    ax.set_ylabel("slowdown (FCT / ideal FCT)")
+    title = summary.get("name") or "run"
+    ax.set_title(f"{title}: {summary.get('protocol')} slowdown by flow size", loc="left")
+    # Above the axes, so it never hides a point or a group label.
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, frameon=False, borderaxespad=0.2)
+    ax.set_ylim(top=ax.get_ylim()[1] * 2.5)  # headroom for the group names
+    return _figure(path, fig, pdf=False)
 
 
 # Standard plots over a sweep's results table (dcnsim.results). Each returns the data it drew, so
 # callers and tests can check the figure against the table.
 
-def _figure(path, fig):
+def _figure(path, fig, pdf: bool = True):
     p = Path(path)
     fig.tight_layout()
     fig.savefig(p, dpi=120)
-    if p.suffix.lower() == ".png":
+    if pdf and p.suffix.lower() == ".png":
         fig.savefig(p.with_suffix(".pdf"))
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
     return p
 
 
+class _Figures:
+    """Figures on the Agg canvas without pyplot: drawing needs no display and never switches
+    the caller's backend (a notebook keeps its inline plots), and nothing stays registered."""
+
+    @staticmethod
+    def subplots(*args, figsize=None, **kwargs):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=figsize)
+        FigureCanvasAgg(fig)
+        return fig, fig.subplots(*args, **kwargs)
+
+
 def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return _Figures
 
 
 def slowdown_by_group(df, path, by: str = "protocol"):

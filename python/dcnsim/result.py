@@ -11,6 +11,7 @@ import pandas as pd
 
 
 def _column(kind: str, *data: Any):
+    """Rebuilds one column from the extension's encoding (see crates/dcnsim-py/src/lib.rs)."""
     if kind == "u64":
         return np.frombuffer(data[0], dtype="<u8")
     if kind == "f64":
@@ -18,16 +19,17 @@ def _column(kind: str, *data: Any):
     if kind == "bool":
         return np.frombuffer(data[0], dtype=np.uint8).astype(bool)
     if kind == "opt_u64":
-        values = np.frombuffer(data[0], dtype="<u8").copy()
-        mask = np.frombuffer(data[1], dtype=np.uint8).astype(bool)
-        return pd.arrays.IntegerArray(values, mask)
-    if kind == "str":
-        return pd.Categorical(data[0])
-    raise ValueError(f"unknown column kind {kind}")
+        values = np.frombuffer(data[0], dtype="<u8").copy()  # IntegerArray wants a writable buffer
+        missing = np.frombuffer(data[1], dtype=np.uint8).astype(bool)
+        return pd.arrays.IntegerArray(values, missing)
+    if kind == "cat":
+        categories, codes = data
+        return pd.Categorical.from_codes(np.frombuffer(codes, dtype="<u4").astype(np.int32), categories=categories)
+    raise ValueError(f"unknown column encoding {kind!r}: dcnsim._core does not match this package")
 
 
-def _frame(columns) -> pd.DataFrame:
-    return pd.DataFrame({name: _column(*col) for name, col in columns})
+def _frame(columns: dict) -> pd.DataFrame:
+    return pd.DataFrame({name: _column(*col) for name, col in columns.items()})
 
 
 class Result:
@@ -82,7 +84,9 @@ class Result:
         pq.write_table(table.replace_schema_metadata(meta), path)
 
     def save(self, out_dir, plot: bool = True) -> Path:
-        """Writes flows/queues/switches.parquet, summary.json and slowdown.png into out_dir."""
+        """Writes flows/queues/switches.parquet (timeseries.parquet too when sampled), summary.json
+        and slowdown.png into out_dir, creating it. Every Parquet file carries the provenance
+        (spec, seed, version) as key-value metadata under `dcnsim.*`."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         self._write_parquet(self.flows, out / "flows.parquet")
@@ -94,7 +98,7 @@ class Result:
         if plot:
             from .plots import slowdown_by_size
 
-            slowdown_by_size(self.summary, out / "slowdown.png")
+            slowdown_by_size(self.summary, self.flows, out / "slowdown.png")
         return out
 
     def __repr__(self) -> str:

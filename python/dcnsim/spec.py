@@ -36,13 +36,18 @@ def _resolve_paths(spec: dict, base: Path) -> dict:
     return spec
 
 
+def _read_error(p: Path, e: OSError) -> OSError:
+    msg = f"cannot read spec {p}: {e.strerror or e}"
+    return FileNotFoundError(msg) if isinstance(e, FileNotFoundError) else OSError(msg)
+
+
 def load_spec(path: Union[str, os.PathLike]) -> dict:
     """Reads a TOML spec file; relative paths inside it are resolved against its folder."""
     p = Path(path)
     try:
         text = p.read_text()
     except OSError as e:
-        raise FileNotFoundError(f"cannot read spec {p}: {e.strerror}") from None
+        raise _read_error(p, e) from None
     try:
         spec = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -51,17 +56,30 @@ def load_spec(path: Union[str, os.PathLike]) -> dict:
 
 
 def as_spec(spec: SpecLike) -> dict:
-    """A spec dict from a dict, a TOML file path, or TOML text."""
+    """A spec dict from a dict, a TOML file path, or TOML text.
+
+    A str is a path when it names an existing file or cannot be TOML (no `=`); otherwise it is
+    TOML text, whose relative paths resolve against the working directory."""
     if isinstance(spec, Mapping):
         return copy.deepcopy(dict(spec))
-    if isinstance(spec, os.PathLike) or (isinstance(spec, str) and "\n" not in spec and "=" not in spec):
+    if isinstance(spec, os.PathLike):
         return load_spec(spec)
     if isinstance(spec, str):
+        if "=" not in spec or ("\n" not in spec and os.path.isfile(spec)):
+            return load_spec(spec)
         try:
             return tomllib.loads(spec)
         except tomllib.TOMLDecodeError as e:
             raise SpecError("(root)", f"not valid TOML: {e}") from None
     raise TypeError(f"a spec is a dict, a path or TOML text, not {type(spec).__name__}")
+
+
+def _to_json(spec: dict) -> str:
+    try:
+        # allow_nan=False: the core reads strict JSON, so NaN/inf must fail here with a clear message.
+        return json.dumps(spec, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise SpecError("(root)", f"the spec holds a value that is not a plain number, string, list or table: {e}") from None
 
 
 def set_path(spec: dict, dotted: str, value: Any) -> None:
@@ -90,28 +108,29 @@ def set_path(spec: dict, dotted: str, value: Any) -> None:
 
 
 def run(spec: SpecLike, *, progress: bool = False) -> Result:
-    """Runs one simulation. The interpreter lock is released while it runs."""
-    d = as_spec(spec)
-    try:
-        text = json.dumps(d)
-    except TypeError as e:
-        raise SpecError("(root)", f"the spec holds a value that is not plain data: {e}") from None
+    """Runs one simulation: `spec` is a dict, a TOML file path (str or Path) or TOML text.
+
+    The interpreter lock is released while it runs. With `progress`, the core prints simulated
+    time and event rate to stderr. Raises SpecError for a bad spec, SimulationError if the run
+    itself fails."""
+    text = _to_json(as_spec(spec))
     try:
         raw = _core.run(text, progress)
     except _core.SpecError as e:
-        raise SpecError(*e.args) from None
+        raise SpecError.from_core(e) from None
     return Result.from_raw(raw)
 
 
 def resolve(spec: SpecLike) -> dict:
     """Validates a spec without running it; returns it with every default filled in."""
-    d = as_spec(spec)
+    text = _to_json(as_spec(spec))
     try:
-        return json.loads(_core.resolve(json.dumps(d)))
+        return json.loads(_core.resolve(text))
     except _core.SpecError as e:
-        raise SpecError(*e.args) from None
+        raise SpecError.from_core(e) from None
 
 
 def describe() -> dict:
-    """Protocols, topologies, workloads, shipped CDFs and every parameter with unit and default."""
+    """Protocols, topologies, workloads and shipped CDFs (each {name, summary}), and every
+    parameter as {path, type, unit, default (None when required), doc}."""
     return json.loads(_core.describe())

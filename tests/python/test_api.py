@@ -104,6 +104,90 @@ def test_save_writes_every_file_with_provenance(tmp_path, small_spec):
     assert json.loads((out / "summary.json").read_text())["flows"] == r.summary["flows"]
 
 
+def test_string_columns_are_categorical_and_survive_parquet(tmp_path, small_spec):
+    r = dcnsim.run(small_spec)
+    assert isinstance(r.flows["workload"].dtype, pd.CategoricalDtype)
+    assert set(r.flows["workload"]) == {"poisson"}
+    assert r.queues["node"].nunique() == len(set(r.queues["node"].astype(str)))
+    r.save(tmp_path)
+    back = pd.read_parquet(tmp_path / "queues.parquet")
+    assert (back["node"].astype(str).to_numpy() == r.queues["node"].astype(str).to_numpy()).all()
+
+
+def test_relative_cdf_file_resolves_against_the_spec_file(tmp_path, small_toml):
+    (tmp_path / "cdfs").mkdir()
+    (tmp_path / "cdfs" / "two.cdf").write_text("1000 0.5\n20000 1.0\n")
+    (tmp_path / "s.toml").write_text(small_toml.replace('cdf = "fb_hadoop"', 'cdf = "cdfs/two.cdf"\ninterpolation = "step"'))
+    r = dcnsim.run(tmp_path / "s.toml")
+    assert set(r.flows["size_bytes"]) <= {1000, 20000}
+    assert r.spec["workload"][0]["cdf"] == str(tmp_path / "cdfs" / "two.cdf")
+
+
+def test_the_interpreter_lock_is_released_while_simulating(small_spec):
+    import threading
+    import time
+
+    span = {}
+
+    def work():
+        t0 = time.perf_counter()
+        dcnsim.run(dict(small_spec, duration_us=60000.0))
+        span["run"] = (t0, time.perf_counter())
+
+    t = threading.Thread(target=work)
+    t.start()
+    ticks = []
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.002)
+    t.join()
+    t0, t1 = span["run"]
+    assert t1 - t0 > 0.1, "the run is too short to tell"
+    # Holding the lock would freeze this thread for the whole run.
+    inside = [x for x in ticks if t0 + 0.02 < x < t1 - 0.02]
+    assert len(inside) > 0.25 * (t1 - t0 - 0.04) / 0.002
+
+
+def test_slowdown_plot_places_the_summarys_groups(small_spec):
+    from dcnsim.plots import size_group_spans
+
+    r = dcnsim.run(small_spec)
+    spans = size_group_spans(r.summary, r.flows)
+    nonempty = [g for g in r.summary["slowdown_by_size"] if g["count"]]
+    assert [g["group"] for g in spans] == [g["group"] for g in nonempty]
+    for g in spans:
+        inside = r.flows[r.flows["counted"] & r.flows["slowdown"].notna()
+                         & (r.flows["size_bytes"] >= g["min_bytes"])
+                         & (r.flows["size_bytes"] < (g["max_bytes"] or np.inf))]
+        assert len(inside) == g["count"]  # the plot and the summary count the same flows
+        assert g["lo"] <= g["x"] <= g["hi"]
+        assert g["median"] == pytest.approx(inside["slowdown"].median())
+
+
+def test_spec_errors_are_value_errors_with_field_and_pickle(small_spec):
+    import pickle
+
+    with pytest.raises(ValueError) as e:
+        dcnsim.run(dict(small_spec, seed=-1))
+    err = e.value
+    assert isinstance(err, dcnsim.SpecError) and err.field == "seed"
+    assert str(err) == f"spec error at `seed`: {err.message}"
+    back = pickle.loads(pickle.dumps(err))
+    assert (type(back), back.field, back.message) == (dcnsim.SpecError, err.field, err.message)
+    # The extension's own exception carries the same attributes.
+    from dcnsim import _core
+
+    with pytest.raises(_core.SpecError) as raw:
+        _core.run(json.dumps(dict(small_spec, seed=-1)), False)
+    assert (raw.value.field, raw.value.message) == (err.field, err.message)
+
+
+def test_values_json_cannot_carry_are_spec_errors(small_spec):
+    with pytest.raises(dcnsim.SpecError) as e:
+        dcnsim.run(dict(small_spec, duration_us=float("nan")))
+    assert e.value.field == "(root)"
+
+
 def test_describe_lists_protocols_and_parameters_with_units():
     d = dcnsim.describe()
     assert {"dctcp", "newreno"} <= {p["name"] for p in d["protocols"]}

@@ -49,9 +49,26 @@ def test_bad_spec_exits_2_naming_the_field_without_traceback(tmp_path, small_tom
         assert "`rackz` is given: a misspelling?" in p.stderr
 
 
-def test_missing_spec_file_exits_2():
-    p = dcnsim("run", "/nonexistent.toml")
-    assert p.returncode == 2 and "cannot read" in p.stderr and "Traceback" not in p.stderr
+def test_missing_spec_file_exits_2_naming_it(tmp_path):
+    p = dcnsim("run", "/nonexistent.toml", "--out", str(tmp_path / "o"))
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.startswith("error: cannot read spec /nonexistent.toml")
+
+
+def test_bad_toml_exits_2(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text("duration_us = = 3\n")
+    p = dcnsim("run", str(spec), "--out", str(tmp_path / "o"))
+    assert p.returncode == 2 and f"spec error at `{spec}`: not valid TOML" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_shipped_demo_spec_is_examples_demo():
+    from pathlib import Path
+
+    from dcnsim.cli import demo_spec_path
+
+    root = Path(__file__).resolve().parents[2]
+    assert demo_spec_path().read_text() == (root / "examples" / "demo.toml").read_text()
 
 
 def test_describe_json_and_text():

@@ -8,15 +8,12 @@ import dcnsim
 
 
 def edit(spec, path, value=None, delete=False):
+    """A copy of spec with `path` (dotted; `name[0]` indexes a list) set to value, or deleted."""
     s = copy.deepcopy(spec)
     cur = s
     parts = path.split(".")
     for p in parts[:-1]:
-        cur = cur[0] if p == "workload[0]" and False else cur
-        if p.endswith("[0]"):
-            cur = cur[p[:-3]][0]
-        else:
-            cur = cur.setdefault(p, {})
+        cur = cur[p[:-3]][0] if p.endswith("[0]") else cur.setdefault(p, {})
     if delete:
         del cur[parts[-1]]
     else:

@@ -1,6 +1,10 @@
 //! The `dcnsim._core` extension: runs a spec (as JSON text) with the interpreter lock released and
-//! hands the result tables back column by column. Numeric columns cross as little-endian bytes
-//! that numpy wraps without copying row by row; the Python package builds the DataFrames.
+//! hands the result tables back column by column. Tables can hold millions of rows, so no column
+//! crosses as one Python object per row: numbers go as little-endian bytes that numpy wraps with
+//! `frombuffer`, strings as their distinct values plus integer codes. The Python package
+//! (`dcnsim.result`) turns these into DataFrames.
+
+use std::collections::HashMap;
 
 use dcnsim_core::metrics::table::{Column, Table};
 use dcnsim_core::scenario::{self, RunError, RunOptions};
@@ -9,52 +13,106 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-create_exception!(_core, SpecError, PyValueError, "A malformed or impossible spec: args are (field, message).");
+create_exception!(
+    _core,
+    SpecError,
+    PyValueError,
+    "A malformed or impossible spec. `field` is the dotted path of the offending key \
+     (e.g. `workload[0].load`), `message` says what is wrong with it."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    PyRuntimeError,
+    "A run that failed for a reason other than its spec: an internal invariant was violated \
+     (a dcnsim bug; the message says which) or a file could not be read."
+);
 
-fn bytes_of<T: Copy>(v: &[T], to_le: impl Fn(T) -> Vec<u8>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(std::mem::size_of_val(v));
-    for &x in v {
-        out.extend(to_le(x));
+fn spec_error(py: Python<'_>, field: &str, message: &str) -> PyErr {
+    let err = SpecError::new_err(format!("spec error at `{field}`: {message}"));
+    let value = err.value(py);
+    match value.setattr("field", field).and_then(|_| value.setattr("message", message)) {
+        Ok(()) => err,
+        Err(e) => e,
     }
-    out
 }
 
-/// One column as (kind, data[, mask]): kind is "u64", "f64", "bool", "opt_u64" or "str".
-fn column<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match c {
-        Column::U64(v) => ("u64", PyBytes::new(py, &bytes_of(v, |x| x.to_le_bytes().to_vec()))).into_pyobject(py)?.into_any(),
-        Column::F64(v) => ("f64", PyBytes::new(py, &bytes_of(v, |x| x.to_le_bytes().to_vec()))).into_pyobject(py)?.into_any(),
-        Column::Bool(v) => ("bool", PyBytes::new(py, &v.iter().map(|&b| b as u8).collect::<Vec<u8>>())).into_pyobject(py)?.into_any(),
-        Column::OptU64(v) => {
-            let values = bytes_of(v, |x| x.unwrap_or(0).to_le_bytes().to_vec());
-            let mask: Vec<u8> = v.iter().map(|x| x.is_none() as u8).collect();
-            ("opt_u64", PyBytes::new(py, &values), PyBytes::new(py, &mask)).into_pyobject(py)?.into_any()
+fn to_py_err(py: Python<'_>, e: RunError) -> PyErr {
+    match e {
+        RunError::Spec(s) => spec_error(py, &s.field, &s.message),
+        RunError::Invariant(m) => SimulationError::new_err(format!("invariant violated: {m}")),
+        RunError::Io(m) => SimulationError::new_err(m),
+    }
+}
+
+fn parse(spec_json: &str) -> PyResult<serde_json::Value> {
+    // The Python package always sends valid JSON; this guards direct callers of `_core`.
+    serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(format!("spec is not valid JSON: {e}")))
+}
+
+/// Fixed-width values as one bytes object, written straight into the Python buffer (one copy).
+fn le_bytes<'py, T: Copy, const N: usize>(py: Python<'py>, v: &[T], le: impl Fn(T) -> [u8; N]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, v.len() * N, |buf| {
+        for (chunk, &x) in buf.chunks_exact_mut(N).zip(v) {
+            chunk.copy_from_slice(&le(x));
         }
-        Column::Str(v) => ("str", PyList::new(py, v)?).into_pyobject(py)?.into_any(),
+        Ok(())
     })
 }
 
-fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
-    let cols = PyList::empty(py);
+/// One column as a tuple whose first item names the encoding:
+/// ("u64", bytes) | ("f64", bytes) | ("bool", bytes of 0/1) |
+/// ("opt_u64", value bytes, missing-mask bytes of 0/1; missing values are 0) |
+/// ("cat", list of distinct strings in first-seen order, bytes of little-endian u32 codes).
+fn column<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
+    let t = match c {
+        Column::U64(v) => ("u64", le_bytes(py, v, u64::to_le_bytes)?).into_pyobject(py)?,
+        Column::F64(v) => ("f64", le_bytes(py, v, f64::to_le_bytes)?).into_pyobject(py)?,
+        Column::Bool(v) => ("bool", le_bytes(py, v, |b| [b as u8])?).into_pyobject(py)?,
+        Column::OptU64(v) => {
+            let values = le_bytes(py, v, |x| x.unwrap_or(0).to_le_bytes())?;
+            let missing = le_bytes(py, v, |x| [x.is_none() as u8])?;
+            ("opt_u64", values, missing).into_pyobject(py)?
+        }
+        Column::Str(v) => {
+            // Result strings (workload names, node names, roles) repeat heavily.
+            let mut index: HashMap<&str, u32> = HashMap::new();
+            let mut categories: Vec<&str> = Vec::new();
+            let codes: Vec<u32> = v
+                .iter()
+                .map(|s| {
+                    *index.entry(s.as_str()).or_insert_with(|| {
+                        categories.push(s.as_str());
+                        (categories.len() - 1) as u32
+                    })
+                })
+                .collect();
+            ("cat", PyList::new(py, categories)?, le_bytes(py, &codes, u32::to_le_bytes)?).into_pyobject(py)?
+        }
+    };
+    Ok(t.into_any())
+}
+
+/// A table as {column name: encoded column}, in the core's column order.
+fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let cols = PyDict::new(py);
     for (name, c) in &t.columns {
-        cols.append((name.as_str(), column(py, c)?))?;
+        cols.set_item(name, column(py, c)?)?;
     }
     Ok(cols)
 }
 
-/// Runs a spec given as JSON text. Returns a dict with the tables ("flows", "ports", "switches"),
-/// each a list of (name, column), and "summary" and "spec" as JSON text.
+/// Runs a spec given as JSON text. Returns a dict: "flows", "ports", "switches" and "timeseries"
+/// are tables ({column: encoded column}, see `column`), "summary" and "spec" (the spec with every
+/// default filled in) are JSON text. Raises SpecError for a bad spec, SimulationError otherwise.
+/// With `progress`, the core prints simulated time and event rate to stderr as it goes.
 #[pyfunction]
 #[pyo3(signature = (spec_json, progress = false))]
 fn run<'py>(py: Python<'py>, spec_json: &str, progress: bool) -> PyResult<Bound<'py, PyDict>> {
-    let spec: serde_json::Value =
-        serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(format!("spec is not valid JSON: {e}")))?;
+    let spec = parse(spec_json)?;
     let opts = RunOptions { progress };
-    let out = py.detach(|| scenario::run(&spec, &opts)).map_err(|e| match e {
-        RunError::Spec(s) => SpecError::new_err((s.field, s.message)),
-        RunError::Io(m) => PyValueError::new_err(m),
-        RunError::Invariant(m) => PyRuntimeError::new_err(format!("invariant violated: {m}")),
-    })?;
+    // Release the interpreter lock: other Python threads keep running during a long simulation.
+    let out = py.detach(|| scenario::run(&spec, &opts)).map_err(|e| to_py_err(py, e))?;
     let d = PyDict::new(py);
     d.set_item("flows", table(py, &out.flows)?)?;
     d.set_item("ports", table(py, &out.ports)?)?;
@@ -68,17 +126,13 @@ fn run<'py>(py: Python<'py>, spec_json: &str, progress: bool) -> PyResult<Bound<
 /// Validates a spec (JSON text) without running it; returns the resolved spec (every default
 /// filled in) as JSON text. Raises SpecError like `run`.
 #[pyfunction]
-fn resolve(spec_json: &str) -> PyResult<String> {
-    let spec: serde_json::Value =
-        serde_json::from_str(spec_json).map_err(|e| PyValueError::new_err(format!("spec is not valid JSON: {e}")))?;
-    match scenario::read_spec(&spec) {
-        Ok((_, resolved)) => Ok(resolved.to_string()),
-        Err(RunError::Spec(s)) => Err(SpecError::new_err((s.field, s.message))),
-        Err(e) => Err(PyValueError::new_err(e.to_string())),
-    }
+fn resolve(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    let spec = parse(spec_json)?;
+    scenario::read_spec(&spec).map(|(_, resolved)| resolved.to_string()).map_err(|e| to_py_err(py, e))
 }
 
 /// Every protocol, topology, workload, shipped CDF and parameter, as JSON text.
+/// A parameter's `default` is null when the key is required.
 #[pyfunction]
 fn describe() -> String {
     let d = scenario::describe();
@@ -107,6 +161,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", dcnsim_core::VERSION)?;
     Ok(())
 }
