@@ -9,6 +9,7 @@
 pub mod conns;
 pub mod dctcp;
 pub mod ndp;
+pub mod sird;
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::time::Time;
@@ -81,12 +82,14 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
     ("newreno", "TCP NewReno: the same sender with ECN off (reacts to loss only)"),
     ("ndp", "NDP (Handley et al., SIGCOMM'17): zero-RTT start, receiver-paced pulls, trimming switches, sender-chosen paths"),
     ("phost", "pHost (Gao et al., CoNEXT'15) as the NDP paper runs it: receiver tokens paced at line rate, SRPT, drop-tail switches"),
+    ("sird", "SIRD (Prasopoulos, Bugnion, Kogias): receiver credit with informed overcommitment (global bucket B, per-sender buckets cut by ECN and the sender's csn bit)"),
 ];
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TransportSpec {
     Dctcp(dctcp::DctcpConfig),
     Ndp(ndp::NdpConfig),
+    Sird(sird::SirdConfig),
 }
 
 impl TransportSpec {
@@ -96,6 +99,7 @@ impl TransportSpec {
         if s.is_describe() {
             dctcp::DctcpConfig::read(s, true, lb)?;
             ndp::NdpConfig::read(s, lb, false)?;
+            sird::SirdConfig::read(s, lb)?;
         }
         let protocol = s.choice("protocol", &names, "transport protocol")?;
         Ok(match protocol.as_str() {
@@ -103,6 +107,7 @@ impl TransportSpec {
             "newreno" => TransportSpec::Dctcp(dctcp::DctcpConfig::read(s, false, lb)?),
             "ndp" => TransportSpec::Ndp(ndp::NdpConfig::read(s, lb, false)?),
             "phost" => TransportSpec::Ndp(ndp::NdpConfig::read(s, lb, true)?),
+            "sird" => TransportSpec::Sird(sird::SirdConfig::read(s, lb)?),
             other => unreachable!("{other}"),
         })
     }
@@ -113,6 +118,7 @@ impl TransportSpec {
             TransportSpec::Dctcp(_) => "newreno",
             TransportSpec::Ndp(c) if c.phost => "phost",
             TransportSpec::Ndp(_) => "ndp",
+            TransportSpec::Sird(_) => "sird",
         }
     }
 }
@@ -120,6 +126,7 @@ impl TransportSpec {
 pub enum Transport {
     Dctcp(dctcp::Dctcp),
     Ndp(ndp::Ndp),
+    Sird(sird::Sird),
 }
 
 impl Transport {
@@ -127,6 +134,7 @@ impl Transport {
         match spec {
             TransportSpec::Dctcp(c) => Transport::Dctcp(dctcp::Dctcp::new(c.clone(), framing, hosts)),
             TransportSpec::Ndp(c) => Transport::Ndp(ndp::Ndp::new(c.clone(), framing, hosts, seed)),
+            TransportSpec::Sird(c) => Transport::Sird(sird::Sird::new(c.clone(), framing, hosts, seed)),
         }
     }
 
@@ -135,6 +143,7 @@ impl Transport {
         match self {
             Transport::Dctcp(t) => t.start_flow(ctx, flow),
             Transport::Ndp(t) => t.start_flow(ctx, flow),
+            Transport::Sird(t) => t.start_flow(ctx, flow),
         }
     }
 
@@ -143,6 +152,7 @@ impl Transport {
         match self {
             Transport::Dctcp(t) => t.on_packet(ctx, host, pkt),
             Transport::Ndp(t) => t.on_packet(ctx, host, pkt),
+            Transport::Sird(t) => t.on_packet(ctx, host, pkt),
         }
     }
 
@@ -151,13 +161,15 @@ impl Transport {
         match self {
             Transport::Dctcp(t) => t.on_timer(ctx, kind, id),
             Transport::Ndp(t) => t.on_timer(ctx, kind, id),
+            Transport::Sird(t) => t.on_timer(ctx, kind, id),
         }
     }
 
     #[inline]
-    pub fn on_nic_idle(&mut self, _ctx: &mut Ctx, _host: HostId) {
+    pub fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {
         match self {
             Transport::Dctcp(_) | Transport::Ndp(_) => {}
+            Transport::Sird(t) => t.on_nic_idle(ctx, host),
         }
     }
 
@@ -166,6 +178,7 @@ impl Transport {
         match self {
             Transport::Dctcp(t) => t.counters(),
             Transport::Ndp(t) => t.counters(),
+            Transport::Sird(t) => t.counters(),
         }
     }
 }
