@@ -64,6 +64,7 @@ def flatten_summary(s: dict) -> dict:
         "goodput_normalized": s["goodput_normalized"],
         "goodput_per_host_gbps": s["goodput_per_host_gbps"],
         "offered_load_gbps": s["offered_load_gbps"],
+        "offered_window_gbps": s["offered_window_gbps"],
         "flows_started": s["flows"]["started"],
         "flows_finished": s["flows"]["finished"],
         "slowdown_median": s["slowdown"]["median"],
@@ -71,6 +72,7 @@ def flatten_summary(s: dict) -> dict:
         "slowdown_mean": s["slowdown"]["mean"],
         "max_switch_bytes": q["max_switch_bytes"],
         "mean_switch_bytes_max": q["mean_switch_bytes_max"],
+        "switch_bytes_at_end": q["switch_bytes_at_end"],
         "drops": q["drops"],
         "ecn_marks": q["ecn_marks"],
         "trims": q["trims"],
@@ -81,6 +83,8 @@ def flatten_summary(s: dict) -> dict:
     }
     for tier, v in q["max_switch_bytes_by_tier"].items():
         row[f"max_switch_bytes_{tier}"] = v
+    for tier, v in q["mean_switch_bytes_by_tier"].items():
+        row[f"mean_switch_bytes_{tier}"] = v
     for g in s["slowdown_by_size"]:
         row[f"slowdown_{g['group']}_median"] = g["median"]
         row[f"slowdown_{g['group']}_p99"] = g["p99"]

@@ -30,6 +30,10 @@ pub struct FlowLog {
     /// Payload bytes delivered to each host over the whole run (for time series).
     pub delivered_per_host: Vec<u64>,
     pub measuring: bool,
+    /// Per workload component: does a completion start the source's next flow (closed loop)?
+    pub closed_loop: Vec<bool>,
+    /// Closed-loop flows finished since the simulator last looked (it starts their successors).
+    pub closed_loop_done: Vec<FlowId>,
 }
 
 /// Limit on flows in one run: beyond this the flow table alone would not fit a machine.
@@ -45,6 +49,8 @@ impl FlowLog {
             delivered_per_flow_in_window: Vec::new(),
             delivered_per_host: vec![0; hosts as usize],
             measuring: false,
+            closed_loop: Vec::new(),
+            closed_loop_done: Vec::new(),
         }
     }
 
@@ -79,6 +85,9 @@ impl FlowLog {
         assert_eq!(self.delivered_per_flow[id as usize], r.size, "flow {id} finished before all bytes arrived");
         r.end = Some(now);
         self.finished += 1;
+        if self.closed_loop.get(r.component as usize).copied().unwrap_or(false) {
+            self.closed_loop_done.push(id);
+        }
     }
 
     pub fn open_window(&mut self) {

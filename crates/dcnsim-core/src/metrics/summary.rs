@@ -198,10 +198,17 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let goodput_gbps = if secs > 0.0 { delivered as f64 * 8.0 / secs / 1e9 } else { f64::NAN };
     let per_host: Vec<f64> = sim.flows.delivered_in_window.iter().map(|&b| if secs > 0.0 { b as f64 * 8.0 / secs / 1e9 } else { f64::NAN }).collect();
     let mut tiers = serde_json::Map::new();
+    let mut tier_means = serde_json::Map::new();
     for (s, t) in net.tiers.iter().enumerate() {
         let e = tiers.entry(t.name()).or_insert(json!(0u64));
         *e = json!(e.as_u64().unwrap().max(sw_max[s]));
+        let m = tier_means.entry(t.name()).or_insert(json!(0.0));
+        *m = json!(m.as_f64().unwrap().max(sw_mean[s]));
     }
+    // What arrived inside the window: with goodput, whether the run kept up with its load (a
+    // backlog that grows through the window means the protocol could not deliver it).
+    let offered_window: u64 = sim.flows.records.iter().filter(|r| r.start >= window_start).map(|r| r.size).sum();
+    let offered_window_gbps = if secs > 0.0 { offered_window as f64 * 8.0 / secs / 1e9 } else { f64::NAN };
     let nic_max = ps.iter().filter(|p| p.role == PortRole::HostNic).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
     let switch_port_max = ps.iter().filter(|p| p.role != PortRole::HostNic).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
     let transport: serde_json::Map<String, Value> = sim.transport.counters().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
@@ -226,6 +233,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         "data_packets_delivered": sim.data_packets_delivered(),
         "flows": {"started": n, "finished": sim.flows.finished, "unfinished": unfinished, "counted_finished": slowdowns.len()},
         "offered_load_gbps": sim.workload.offered_load_bytes_per_sec() * 8.0 / 1e9,
+        "offered_window_gbps": num(offered_window_gbps),
         "goodput_gbps": num(goodput_gbps),
         "goodput_per_host_gbps": num(goodput_gbps / hosts as f64),
         "goodput_normalized": num(goodput_gbps / (hosts as f64 * host_rate.gbps())),
@@ -237,6 +245,8 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
             "max_switch_bytes": sw_max.iter().copied().max().unwrap_or(0),
             "max_switch_bytes_by_tier": tiers,
             "mean_switch_bytes_max": num(sw_mean.iter().copied().fold(0.0, f64::max)),
+            "mean_switch_bytes_by_tier": tier_means,
+            "switch_bytes_at_end": net.switch_bytes.iter().sum::<u64>(),
             "max_switch_port_bytes": switch_port_max,
             "max_nic_bytes": nic_max,
             "drops": drops.iter().sum::<u64>(),

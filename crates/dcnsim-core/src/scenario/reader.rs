@@ -331,6 +331,23 @@ impl<'a> Section<'a> {
         Ok(r)
     }
 
+    /// A required list of non-negative integers (e.g. host ids).
+    pub fn u64_list(&mut self, key: &str, unit: &'static str, doc: &'static str) -> SpecResult<Vec<u64>> {
+        self.record(key, "array of integers".into(), unit, None, doc);
+        let r: Vec<u64> = match self.raw(key) {
+            Some(Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| self.as_u64(&format!("{key}[{i}]"), v))
+                .collect(),
+            Some(v) => Err(self.err(key, format!("expected an array, got {}", type_name(v)))),
+            None if self.is_describe() => Ok(vec![]),
+            None => Err(self.missing(key)),
+        }?;
+        self.note(key, r.clone());
+        Ok(r)
+    }
+
     /// A list of floats (e.g. size-group edges); `default` when absent.
     pub fn f64_list_or(&mut self, key: &str, default: &[f64], unit: &'static str, doc: &'static str) -> SpecResult<Vec<f64>> {
         self.record(key, "array of floats".into(), unit, Some(format!("{default:?}")), doc);

@@ -21,6 +21,9 @@ pub struct Simulation {
     pub flows: FlowLog,
     pub workload: Workload,
     next_arrival: Option<FlowArrival>,
+    /// Time of the FlowArrival event that is current; an event at any other time is stale (a
+    /// closed-loop restart moved the next arrival earlier) and is ignored.
+    arrival_at: Option<Time>,
     /// When the run actually ended (the duration, or earlier once all work is done).
     pub ended_at: Time,
     data_delivered: u64,
@@ -47,8 +50,9 @@ impl Simulation {
         let transport = Transport::new(&spec.transport, spec.framing, net.hosts, spec.seed);
         let mut events = EventQueue::new();
         let next_arrival = workload.next();
-        if let Some(a) = &next_arrival {
-            events.schedule(a.start, Event::FlowArrival);
+        let arrival_at = next_arrival.map(|a| a.start);
+        if let Some(t) = arrival_at {
+            events.schedule(t, Event::FlowArrival);
         }
         if spec.warmup > 0 {
             events.schedule(spec.warmup, Event::MeasureStart);
@@ -57,10 +61,11 @@ impl Simulation {
             events.schedule(i, Event::Sample);
         }
         let mut flows = FlowLog::new(net.hosts);
+        flows.closed_loop = workload.closed_loop_components();
         if spec.warmup == 0 {
             flows.open_window();
         }
-        Ok(Simulation { spec, events, net, transport, flows, workload, next_arrival, ended_at: 0, data_delivered: 0, samples: Vec::new(), last_rx: Vec::new() })
+        Ok(Simulation { spec, events, net, transport, flows, workload, next_arrival, arrival_at, ended_at: 0, data_delivered: 0, samples: Vec::new(), last_rx: Vec::new() })
     }
 
     /// Runs to the end. Returns the number of events processed.
@@ -99,12 +104,20 @@ impl Simulation {
                     let mut ctx = Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
                     self.transport.on_timer(&mut ctx, kind, id);
                 }
-                Event::FlowArrival => self.start_flows(now),
+                Event::FlowArrival => {
+                    if self.arrival_at == Some(now) {
+                        self.arrival_at = None;
+                        self.start_flows(now);
+                    }
+                }
                 Event::MeasureStart => {
                     self.net.reset_stats(now);
                     self.flows.open_window();
                 }
                 Event::Sample => self.sample(now),
+            }
+            if !self.flows.closed_loop_done.is_empty() {
+                self.restart_closed_loops(now);
             }
             self.ended_at = now;
             if self.spec.stop_when_done && self.next_arrival.is_none() && self.flows.finished == self.flows.records.len() as u64 {
@@ -162,9 +175,36 @@ impl Simulation {
             self.transport.start_flow(&mut ctx, id);
             self.next_arrival = self.workload.next();
         }
+        self.schedule_arrival();
+    }
+
+    /// Makes sure a FlowArrival event is pending for the next arrival.
+    fn schedule_arrival(&mut self) {
         if let Some(a) = &self.next_arrival {
-            self.events.schedule(a.start, Event::FlowArrival);
+            if self.arrival_at.is_none_or(|t| a.start < t) {
+                self.arrival_at = Some(a.start);
+                self.events.schedule(a.start, Event::FlowArrival);
+            }
         }
+    }
+
+    /// Queues the successors of closed-loop flows that just finished.
+    fn restart_closed_loops(&mut self, now: Time) {
+        let done = std::mem::take(&mut self.flows.closed_loop_done);
+        for &id in &done {
+            let r = self.flows.get(id);
+            let (c, src, dst, size) = (r.component, r.src, r.dst, r.size);
+            if self.workload.on_finished(c, src, dst, size, now) {
+                // The new arrival may precede the one already taken: hand that one back.
+                if let Some(a) = self.next_arrival.take() {
+                    self.workload.unget(a);
+                }
+                self.next_arrival = self.workload.next();
+            }
+        }
+        self.flows.closed_loop_done = done;
+        self.flows.closed_loop_done.clear();
+        self.schedule_arrival();
     }
 }
 

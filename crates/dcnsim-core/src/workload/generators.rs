@@ -18,6 +18,8 @@ enum Source {
     Overlay { next: f64, gap: f64, periodic: bool, stop: Time, senders: u32, size: u64, pool: Vec<u32> },
     /// Flows fixed in advance (permutation, one incast, a flow list), in start order.
     Fixed,
+    /// One message per source at `start`; each completion starts the next (`Workload::on_finished`).
+    ClosedLoop { think: Time, stop: Time },
 }
 
 struct Component {
@@ -138,6 +140,18 @@ impl Workload {
                     }
                     Source::Fixed
                 }
+                Kind::ClosedLoop { sources, receiver, size, think, start, stop } => {
+                    for (i, &h) in sources.iter().chain([receiver]).enumerate() {
+                        if h >= env.hosts {
+                            let key = if i < sources.len() { "sources" } else { "receiver" };
+                            return Err(c.err(key, format!("host {h} does not exist (hosts are 0..{})", env.hosts)));
+                        }
+                    }
+                    for &src in sources {
+                        ready.push_back(arrival(*start, src, *receiver, *size));
+                    }
+                    Source::ClosedLoop { think: *think, stop: stop.unwrap_or(env.end).min(env.end) }
+                }
             };
             // Fixed flows at or after the end never start.
             ready.retain(|a| a.start < env.end);
@@ -182,8 +196,36 @@ impl Workload {
                 }
                 *next += if *periodic { *gap } else { c.rng.exponential(*gap) };
             }
-            Source::Fixed => {}
+            Source::Fixed | Source::ClosedLoop { .. } => {}
         }
+    }
+
+    /// Which components restart on completion (for the flow log to watch).
+    pub fn closed_loop_components(&self) -> Vec<bool> {
+        self.components.iter().map(|c| matches!(c.source, Source::ClosedLoop { .. })).collect()
+    }
+
+    /// A closed-loop flow finished at `now`: its source's next message. Returns whether one was
+    /// queued (not past the component's stop). Completions come in time order, so the
+    /// component's arrivals stay in start order.
+    pub fn on_finished(&mut self, component: u16, src: u32, dst: u32, size: u64, now: Time) -> bool {
+        let c = &mut self.components[component as usize];
+        let Source::ClosedLoop { think, stop } = c.source else {
+            panic!("component {component} is not closed-loop");
+        };
+        let start = now + think;
+        if start >= stop {
+            return false;
+        }
+        debug_assert!(c.ready.back().is_none_or(|a| a.start <= start));
+        c.ready.push_back(FlowArrival { start, src, dst, size_bytes: size, component });
+        true
+    }
+
+    /// Returns an arrival taken by `next` to the front of its component, so that an earlier one
+    /// queued since (a closed-loop restart) can go first.
+    pub fn unget(&mut self, a: FlowArrival) {
+        self.components[a.component as usize].ready.push_front(a);
     }
 
 }

@@ -11,6 +11,7 @@ pub const KINDS: &[(&str, &str)] = &[
     ("permutation", "every host sends one flow to a distinct host and receives exactly one"),
     ("incast", "N senders to one receiver, once (at_us) or as a periodic overlay at a load"),
     ("flow_list", "an explicit list of flows from a CSV file: src,dst,size_bytes,start_us"),
+    ("closed_loop", "each source keeps one message to the receiver outstanding: the next starts think_us after the last finishes"),
 ];
 
 pub fn shipped_cdf_names() -> Vec<&'static str> {
@@ -29,6 +30,7 @@ pub enum Kind {
     Permutation { size: u64, start: Time },
     Incast { senders: u32, size: u64, mode: IncastMode },
     FlowList { file: String, flows: Vec<ListedFlow> },
+    ClosedLoop { sources: Vec<u32>, receiver: u32, size: u64, think: Time, start: Time, stop: Option<Time> },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -54,9 +56,10 @@ pub struct WorkloadSpec {
 // Keys shared by several kinds are documented once (describe keeps the first), so their docs name
 // every kind they apply to. docs/parameters.md is generated from these strings.
 const LOAD_DOC: &str = "[poisson, incast] offered load as a fraction of host link capacity (application bytes)";
-const SIZE_DOC: &str = "[permutation, incast] bytes per flow";
-const START_DOC: &str = "[poisson, permutation, incast overlay] first arrival not before this time";
-const STOP_DOC: &str = "[poisson, incast overlay] no arrivals at or after this time; unset = end of run";
+const SIZE_DOC: &str = "[permutation, incast, closed_loop] bytes per flow";
+const START_DOC: &str = "[poisson, permutation, incast overlay, closed_loop] first arrival not before this time";
+const STOP_DOC: &str = "[poisson, incast overlay, closed_loop] no arrivals at or after this time; unset = end of run";
+const RECEIVER_DOC: &str = "[incast once, closed_loop] the receiving host; unset = random (incast only)";
 
 fn size(s: &mut Section) -> SpecResult<u64> {
     let v = s.u64("size_bytes", "bytes", SIZE_DOC)?;
@@ -131,7 +134,7 @@ fn read_incast(s: &mut Section) -> SpecResult<Kind> {
     if once || s.is_describe() {
         let at = s.f64_opt("at_us", "us", "[incast] one incast at this time (exclusive with load)")?.unwrap_or(0.0);
         s.ensure(at >= 0.0, "at_us", format!("must be >= 0 us, got {at}"))?;
-        let receiver = s.u64_opt("receiver", "host", "[incast once] the receiving host; unset = random")?;
+        let receiver = s.u64_opt("receiver", "host", RECEIVER_DOC)?;
         s.ensure(receiver.is_none_or(|r| r <= u32::MAX as u64), "receiver", "is not a host id")?;
         if let Some(k) = OVERLAY_ONLY.iter().find(|k| s.has(k)) {
             return Err(s.err(k, "applies only to an incast overlay (load), not to one incast at at_us"));
@@ -162,12 +165,38 @@ fn read_flow_list(s: &mut Section) -> SpecResult<Kind> {
     Ok(Kind::FlowList { file, flows })
 }
 
+/// Host ids are checked against the topology when the workload is built.
+fn read_closed_loop(s: &mut Section) -> SpecResult<Kind> {
+    let sources = s.u64_list("sources", "hosts", "[closed_loop] the sending hosts, each with one message outstanding")?;
+    let receiver = s.u64_opt("receiver", "host", RECEIVER_DOC)?;
+    let size = size(s)?;
+    let think = s.f64_or("think_us", 0.0, "us", "[closed_loop] wait between a message's completion and the next one's start")?;
+    s.ensure((0.0..=1e9).contains(&think), "think_us", format!("must be in [0, 1e9] us, got {think}"))?;
+    let start = start_us(s)?;
+    let stop = stop_us(s, start)?;
+    if s.is_describe() {
+        return Ok(Kind::ClosedLoop { sources: vec![], receiver: 0, size, think: 0, start, stop });
+    }
+    let receiver = receiver.ok_or_else(|| s.err("receiver", "closed_loop needs a receiver host"))?;
+    s.ensure(!sources.is_empty(), "sources", "needs at least one host")?;
+    let mut seen = std::collections::HashSet::new();
+    for (i, &h) in sources.iter().enumerate() {
+        s.ensure(h != receiver, "sources", format!("sources[{i}] = {h} is the receiver"))?;
+        s.ensure(seen.insert(h), "sources", format!("host {h} is listed twice"))?;
+        s.ensure(h <= u32::MAX as u64, "sources", format!("sources[{i}] = {h} is not a host id"))?;
+    }
+    s.ensure(receiver <= u32::MAX as u64, "receiver", "is not a host id")?;
+    let sources = sources.iter().map(|&h| h as u32).collect();
+    Ok(Kind::ClosedLoop { sources, receiver: receiver as u32, size, think: from_us(think), start, stop })
+}
+
 fn read_kind(s: &mut Section, kind: &str) -> SpecResult<Kind> {
     match kind {
         "poisson" => read_poisson(s),
         "permutation" => Ok(Kind::Permutation { size: size(s)?, start: start_us(s)? }),
         "incast" => read_incast(s),
         "flow_list" => read_flow_list(s),
+        "closed_loop" => read_closed_loop(s),
         other => unreachable!("kind {other} passed the choice check"),
     }
 }
@@ -211,7 +240,7 @@ mod tests {
         assert_eq!(spec.components.len(), KINDS.len());
         let paths: Vec<String> = docs.into_inner().into_iter().map(|d| d.path).collect();
         for key in ["kind", "name", "exclude_from_slowdown", "load", "cdf", "interpolation", "start_us", "stop_us",
-            "size_bytes", "senders", "at_us", "receiver", "arrival", "path"]
+            "size_bytes", "senders", "at_us", "receiver", "arrival", "path", "sources", "think_us"]
         {
             assert!(paths.contains(&format!("workload[].{key}")), "{key} undocumented: {paths:?}");
         }
