@@ -1,0 +1,183 @@
+"""The SIRD paper's evaluation methodology (section 5.1, Table 2) as reusable pieces: the 144-host
+leaf-spine, the protocol setups, the three workloads and three traffic configurations, and the
+per-cell aggregation of Tables 4 and 5 (max goodput and max ToR queuing across loads, slowdown at
+50% load). A new protocol joins the comparison by adding an entry to SETUPS."""
+
+from __future__ import annotations
+
+import math
+from typing import Dict, List, Optional
+
+PAPER_BDP = 100_000  # Table 2 rounds the fabric's BDP (91.5 KB at 100 Gb/s, 7.3 us) to 100 KB
+WORKLOADS = {"WKa": "google_rpc_w3", "WKb": "fb_hadoop_w4", "WKc": "websearch_w5"}
+CONFIGS = ("balanced", "core", "incast")
+LOADS = [0.25, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]
+# Core configuration: 2-to-1 oversubscribed spines; 128/144 ~ 89% of messages cross them, so hosts
+# offer 1 / (2 x 0.89) of the nominal load.
+CORE_LOAD_SCALE = 1.0 / (2 * 0.89)
+INCAST_SHARE = 0.07  # of the total load, as 30-to-1 incasts of 500 KB
+# Simulated time per workload (us): (duration, warm-up). The authors run 90-500 ms and measure the
+# last 10%; heavy-tailed workloads need long runs before the backlog of large messages settles.
+DURATIONS = {"WKa": (4000.0, 1000.0), "WKb": (12000.0, 3000.0), "WKc": (20000.0, 5000.0)}
+QUICK_DURATIONS = {"WKa": (1500.0, 500.0), "WKb": (4000.0, 1000.0), "WKc": (6000.0, 2000.0)}
+# A run is stable when it delivered at least this share of what arrived in its window (otherwise
+# its backlog, and with infinite buffers its queues, grew: the paper's "unstable").
+STABLE_DELIVERY = 0.9
+
+
+def fabric(config: str = "balanced") -> dict:
+    """Section 5.1: 144 hosts, 9 ToRs x 16, 4 spines; 100 Gb/s hosts, 400 Gb/s (core config: 200 Gb/s)
+    ToR-spine links; 1.25 us host and 0.5 us core links (RTT 5.5 / 7.5 us); infinite buffers."""
+    return {"kind": "leaf_spine", "racks": 9, "hosts_per_rack": 16, "spines": 4, "host_rate_gbps": 100.0,
+            "core_rate_gbps": 200.0 if config == "core" else 400.0, "host_delay_us": 1.25, "core_delay_us": 0.5}
+
+
+# The reference's framing: 1458 B payload in 1538 B on the wire (headers, preamble and gap); 84 B
+# minimum frames for control packets.
+NET = {"mtu_bytes": 1538, "header_bytes": 80, "control_bytes": 84}
+
+
+def sird_setup(**transport) -> dict:
+    """SIRD with Table 2's parameters: B 1.5, UnschT 1, SThr 0.5 BDP; NThr 1.25 BDP on core links only;
+    two priority classes; per-packet spraying."""
+    return {
+        "transport": {"protocol": "sird", "bdp_bytes": PAPER_BDP, **transport},
+        "queue": {"priorities": 2, "fabric": {"ecn": "step", "ecn_k_bytes": int(1.25 * PAPER_BDP)}},
+        "routing": {"load_balancing": "spray"},
+        "net": dict(NET),
+    }
+
+
+def dctcp_setup() -> dict:
+    """DCTCP as the SIRD paper runs it (Table 2): initial window 1 BDP (the reference's 66 packets),
+    g = 0.08, ECN step marking at 1.25 BDP on every switch port, per-flow ECMP, 200 us minimum RTO."""
+    return {
+        "transport": {"protocol": "dctcp", "g": 0.08, "init_cwnd_packets": 66, "min_rto_us": 200.0},
+        "queue": {"ecn": "step", "ecn_k_bytes": int(1.25 * PAPER_BDP)},
+        "routing": {"load_balancing": "ecmp"},
+        "net": dict(NET),
+    }
+
+
+SETUPS = {"sird": sird_setup, "dctcp": dctcp_setup}
+SETUP_KEYS = ["transport", "queue", "routing", "net"]
+
+
+def workload(wk: str, config: str, load: float) -> List[dict]:
+    """Poisson all-to-all one-way messages (log-linear CDF interpolation, as the authors' simulator);
+    the incast configuration adds 30-to-1 x 500 KB incasts carrying 7% of the total load."""
+    cdf = WORKLOADS[wk]
+    if config == "core":
+        load *= CORE_LOAD_SCALE
+    bg = load * (1 - INCAST_SHARE) if config == "incast" else load
+    comps = [{"name": "background", "kind": "poisson", "load": round(bg, 6), "cdf": cdf, "interpolation": "log_linear"}]
+    if config == "incast":
+        comps.append({"name": "incast", "kind": "incast", "senders": 30, "size_bytes": 500_000, "arrival": "periodic",
+                      "load": round(load * INCAST_SHARE, 6), "exclude_from_slowdown": True})
+    return comps
+
+
+def cell_spec(wk: str, config: str, load: float, quick: bool, seed: int = 1) -> dict:
+    """Everything but the protocol setup: a run of one (workload, configuration, load)."""
+    dur, warm = (QUICK_DURATIONS if quick else DURATIONS)[wk]
+    return {
+        "name": cell_label(wk, config, load),
+        "seed": seed,
+        "duration_us": dur,
+        "measure": {"warmup_us": warm},
+        "topology": fabric(config),
+        "workload": workload(wk, config, load),
+        # The paper's size groups: A < MSS <= B < BDP <= C < 8 x BDP <= D.
+        "metrics": {"size_group_edges_bytes": [NET["mtu_bytes"] - NET["header_bytes"], PAPER_BDP, 8 * PAPER_BDP]},
+    }
+
+
+def cell_label(wk: str, config: str, load: float) -> str:
+    return f"{wk}/{config}/{load:.2f}"
+
+
+def parse_label(label: str):
+    wk, config, load = label.split("/")
+    return wk, config, float(load)
+
+
+CELL_KEYS = ["name", "duration_us", "measure", "topology", "workload", "metrics"]
+
+
+def grid_axes(protocols, cells) -> Dict[str, list]:
+    """Two zipped axes: the protocol setup, and the (workload, configuration, load) cell."""
+    return {
+        ",".join(SETUP_KEYS): [[SETUPS[p]()[k] for k in SETUP_KEYS] for p in protocols],
+        ",".join(CELL_KEYS): [[c[k] for k in CELL_KEYS] for c in cells],
+    }
+
+
+def annotate(df):
+    """Adds workload, config, load and stable columns to a sweep's results table."""
+    df = df[df["status"] == "done"].copy()
+    labels = df[",".join(CELL_KEYS)].map(lambda v: v[0])
+    parsed = labels.map(parse_label)
+    df["workload_name"] = parsed.map(lambda t: t[0])
+    df["config"] = parsed.map(lambda t: t[1])
+    df["load"] = parsed.map(lambda t: t[2])
+    df["delivery"] = df["goodput_gbps"] / df["offered_window_gbps"]
+    df["stable"] = df["delivery"] >= STABLE_DELIVERY
+    df["max_tor_mb"] = df["max_switch_bytes_edge"] / 1e6
+    df["mean_tor_mb"] = df["mean_switch_bytes_edge"] / 1e6
+    return df
+
+
+def table5(df) -> Dict[tuple, dict]:
+    """Per (protocol, workload, config): max goodput per host across loads (Gb/s), max ToR queuing
+    across the stable loads (MB), p99 slowdown at 50% load; `unstable` lists loads that were not."""
+    out = {}
+    for (p, wk, cfg), sub in df.groupby(["protocol", "workload_name", "config"]):
+        stable = sub[sub["stable"]]
+        at50 = sub[(sub["load"] - 0.5).abs() < 1e-9]
+        out[(p, wk, cfg)] = {
+            "goodput": sub["goodput_per_host_gbps"].max(),
+            "queue_mb": stable["max_tor_mb"].max() if len(stable) else math.nan,
+            "p99": at50["slowdown_p99"].iloc[0] if len(at50) and bool(at50["stable"].iloc[0]) else math.nan,
+            "unstable": sorted(sub.loc[~sub["stable"], "load"].tolist()),
+        }
+    return out
+
+
+def normalized(t5: Dict[tuple, dict]) -> Dict[tuple, dict]:
+    """Table 4: each metric divided by the best protocol's in its (workload, config) cell (goodput:
+    best = highest, so <= 1; queuing and slowdown: best = lowest, so >= 1)."""
+    out = {}
+    cells = {(wk, cfg) for _, wk, cfg in t5}
+    for wk, cfg in cells:
+        rows = {p: v for (p, w, c), v in t5.items() if (w, c) == (wk, cfg)}
+        best_g = max((v["goodput"] for v in rows.values() if not math.isnan(v["goodput"])), default=math.nan)
+        best_q = min((v["queue_mb"] for v in rows.values() if not math.isnan(v["queue_mb"])), default=math.nan)
+        best_s = min((v["p99"] for v in rows.values() if not math.isnan(v["p99"])), default=math.nan)
+        for p, v in rows.items():
+            out[(p, wk, cfg)] = {"goodput": v["goodput"] / best_g, "queue_mb": v["queue_mb"] / best_q, "p99": v["p99"] / best_s}
+    return out
+
+
+# Table 5 of the paper (SIRD and DCTCP rows; None = "unstable").
+PAPER_TABLE5 = {
+    "p99": {"dctcp": [9.92, 7.9, 6.91, 5.97, 5.71, 5.54, None, 71.06, 32.06],
+            "sird": [1.7, 3.53, 3.99, 1.37, 2.28, 2.54, 1.65, 3.76, 5.79]},
+    "goodput": {"dctcp": [74.65, 83.85, 83.95, 43.63, 48.54, 47.42, 67.8, 70.53, 80.74],
+                "sird": [79.74, 82.27, 84.71, 48.27, 50.47, 48.75, 79.7, 81.98, 84.13]},
+    "queue_mb": {"dctcp": [None, 7.0, 2.7, 8.3, 2.67, 1.46, None, None, 21.06],
+                 "sird": [0.76, 0.81, 0.75, 2.26, 1.67, 1.39, 0.79, 0.81, 0.83]},
+}
+PAPER_ORDER = [(wk, cfg) for cfg in CONFIGS for wk in WORKLOADS]
+
+
+def paper_value(metric: str, protocol: str, wk: str, cfg: str) -> Optional[float]:
+    row = PAPER_TABLE5[metric].get(protocol)
+    return None if row is None else row[PAPER_ORDER.index((wk, cfg))]
+
+
+def fmt(x, digits: int = 2) -> str:
+    if x is None:
+        return "unstable"
+    if isinstance(x, float) and math.isnan(x):
+        return "-"
+    return f"{x:.{digits}f}"

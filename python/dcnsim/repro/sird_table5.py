@@ -1,0 +1,113 @@
+"""SIRD paper Tables 4 and 5 and Figures 4, 5 and 6: every protocol present in sird_common.SETUPS on
+the 144-host leaf-spine, three workloads x three configurations x loads 25-95%. Reports the max
+goodput and max ToR queuing across loads and the p99 slowdown at 50% load beside the paper's."""
+
+from ..sweep.spec import SweepSpec
+from . import sird_common as sc
+from .base import Repro
+from .common import table
+
+QUICK_LOADS = [0.5, 0.8]
+
+
+def build(quick: bool) -> SweepSpec:
+    loads = QUICK_LOADS if quick else sc.LOADS
+    cells = [sc.cell_spec(wk, cfg, load, quick) for cfg in sc.CONFIGS for wk in sc.WORKLOADS for load in loads]
+    base = {**sc.cell_spec("WKa", "balanced", 0.5, quick), **sc.SETUPS["sird"]()}
+    return SweepSpec(base=base, axes=sc.grid_axes(list(sc.SETUPS), cells), name="sird-table5")
+
+
+def _fig4(norm, path):
+    """Normalized slowdown, goodput and queuing per protocol, one point per (workload, config)."""
+    from ..plots import _figure, _plt
+
+    protocols = sorted({p for p, _, _ in norm})
+    fig, axes = _plt().subplots(1, 3, figsize=(11, 3.4))
+    for ax, (metric, title) in zip(axes, [("p99", "p99 slowdown @50%"), ("goodput", "max goodput"), ("queue_mb", "max ToR queuing")]):
+        for i, p in enumerate(protocols):
+            ys = [v[metric] for (q, _, _), v in norm.items() if q == p]
+            ax.scatter([i + 0.06 * (k - len(ys) / 2) for k in range(len(ys))], ys, s=18)
+        ax.set_xticks(range(len(protocols)))
+        ax.set_xticklabels(protocols)
+        ax.set_title(f"normalized {title}")
+        if metric != "goodput":
+            ax.set_yscale("log")
+    _figure(path, fig)
+
+
+def _grid(df, path, draw, ylabel):
+    """A 3 x 3 grid: rows = configurations, columns = workloads."""
+    from ..plots import _figure, _plt
+
+    fig, axes = _plt().subplots(3, 3, figsize=(11, 8.5))
+    for r, cfg in enumerate(sc.CONFIGS):
+        for c, wk in enumerate(sc.WORKLOADS):
+            ax = axes[r][c]
+            draw(ax, df[(df["config"] == cfg) & (df["workload_name"] == wk)])
+            ax.set_title(f"{wk} {cfg}", fontsize=9)
+            if c == 0:
+                ax.set_ylabel(ylabel)
+    axes[0][2].legend(fontsize=8)
+    _figure(path, fig)
+
+
+def _fig5(df, path):
+    """Max ToR queuing against goodput across loads (stable runs), per protocol."""
+    def draw(ax, sub):
+        for p, s in sub[sub["stable"]].sort_values("load").groupby("protocol"):
+            ax.plot(s["goodput_per_host_gbps"], s["max_tor_mb"], marker="o", label=p)
+        ax.set_yscale("log")
+        ax.set_xlabel("goodput per host (Gb/s)", fontsize=8)
+    _grid(df, path, draw, "max ToR queuing (MB)")
+
+
+def _fig6(df, path):
+    """Median (hollow) and p99 (filled) slowdown per size group at 50% load, per protocol."""
+    groups = ["A", "B", "C", "D"]
+
+    def draw(ax, sub):
+        sub = sub[(sub["load"] - 0.5).abs() < 1e-9]
+        protocols = sorted(sub["protocol"].unique())
+        w = 0.8 / max(len(protocols), 1)
+        for i, p in enumerate(protocols):
+            row = sub[sub["protocol"] == p].iloc[0]
+            xs = [g + i * w for g in range(len(groups) + 1)]
+            p99 = [row.get(f"slowdown_{g}_p99") for g in groups] + [row["slowdown_p99"]]
+            med = [row.get(f"slowdown_{g}_median") for g in groups] + [row["slowdown_median"]]
+            ax.bar(xs, p99, width=w, label=p)
+            ax.scatter(xs, med, marker="_", color="black", zorder=3)
+        ax.set_xticks([g + 0.4 - w / 2 for g in range(len(groups) + 1)])
+        ax.set_xticklabels(groups + ["all"])
+        ax.set_yscale("log")
+    _grid(df, path, draw, "slowdown (p99 bars, median ticks)")
+
+
+def report(df, out: str) -> str:
+    df = sc.annotate(df)
+    t5 = sc.table5(df)
+    norm = sc.normalized(t5)
+    rows = []
+    for p in sorted({p for p, _, _ in t5}):
+        for wk, cfg in sc.PAPER_ORDER:
+            v = t5.get((p, wk, cfg))
+            if v is None:
+                continue
+            rows.append((p, wk, cfg,
+                         sc.fmt(v["goodput"], 1), sc.fmt(sc.paper_value("goodput", p, wk, cfg), 1),
+                         sc.fmt(v["queue_mb"]), sc.fmt(sc.paper_value("queue_mb", p, wk, cfg)),
+                         sc.fmt(v["p99"]), sc.fmt(sc.paper_value("p99", p, wk, cfg)),
+                         ",".join(f"{x:.2f}" for x in v["unstable"]) or "-"))
+    t = table(rows, ["protocol", "wl", "config", "max goodput", "paper", "max ToR MB", "paper", "p99 @50%", "paper", "unstable loads"])
+    nrows = [(p, wk, cfg, sc.fmt(v["goodput"]), sc.fmt(v["queue_mb"]), sc.fmt(v["p99"])) for (p, wk, cfg), v in sorted(norm.items())]
+    n = table(nrows, ["protocol", "wl", "config", "goodput/best", "queuing/best", "p99/best"])
+    _fig4(norm, f"{out}/sird_fig4.png")
+    _fig5(df, f"{out}/sird_fig5.png")
+    _fig6(df, f"{out}/sird_fig6.png")
+    df.drop(columns=[c for c in df.columns if "," in c]).to_csv(f"{out}/sird_runs.csv", index=False)
+    return ("SIRD Table 5 (goodput per host in Gb/s over loads; ToR queuing = max over ToRs of the sum over ports, "
+            f"stable loads only; a run is stable if it delivered >= {sc.STABLE_DELIVERY:.0%} of what arrived in its window)\n"
+            + t + "\n\nTable 4 (normalized to the best protocol per cell)\n" + n
+            + f"\n\nwrote {out}/sird_fig4.png, sird_fig5.png, sird_fig6.png, sird_runs.csv")
+
+
+REPRO = Repro("sird-table5", "SIRD vs DCTCP: 3 workloads x 3 configs x loads", "SIRD Tables 4-5, Figs. 4-6", build, report)
