@@ -18,11 +18,16 @@ CORE_LOAD_SCALE = 1.0 / (2 * 0.89)
 INCAST_SHARE = 0.07  # of the total load, as 30-to-1 incasts of 500 KB
 # Simulated time per workload (us): (duration, warm-up). The authors run 90-500 ms and measure the
 # last 10%; heavy-tailed workloads need long runs before the backlog of large messages settles.
-DURATIONS = {"WKa": (4000.0, 1000.0), "WKb": (12000.0, 3000.0), "WKc": (20000.0, 5000.0)}
+DURATIONS = {"WKa": (6000.0, 3000.0), "WKb": (12000.0, 4000.0), "WKc": (20000.0, 6000.0)}
 QUICK_DURATIONS = {"WKa": (1500.0, 500.0), "WKb": (4000.0, 1000.0), "WKc": (6000.0, 2000.0)}
-# A run is stable when it delivered at least this share of what arrived in its window (otherwise
-# its backlog, and with infinite buffers its queues, grew: the paper's "unstable").
-STABLE_DELIVERY = 0.9
+# The paper's "unstable": the protocol cannot deliver the load, or switch queues grow without bound.
+# Our windows are far shorter than the authors' (heavy-tailed backlogs under SRPT-like scheduling
+# take tens of ms to settle: SIRD at 80% WKa delivers 81% of what arrives in a 1 ms window, 92% in
+# a 3 ms one), so the delivery test is loose and the queue test looks for queues still growing at
+# the end of the run (end occupancy well above the time-mean of the busiest ToR, for every ToR).
+STABLE_DELIVERY = 0.8
+GROWING_QUEUE_FACTOR = 3.0
+TORS = 9
 
 
 def fabric(config: str = "balanced") -> dict:
@@ -121,7 +126,8 @@ def annotate(df):
     df["config"] = parsed.map(lambda t: t[1])
     df["load"] = parsed.map(lambda t: t[2])
     df["delivery"] = df["goodput_gbps"] / df["offered_window_gbps"]
-    df["stable"] = df["delivery"] >= STABLE_DELIVERY
+    growing = df["switch_bytes_at_end"] > GROWING_QUEUE_FACTOR * TORS * df["mean_switch_bytes_edge"] + 1e6
+    df["stable"] = (df["delivery"] >= STABLE_DELIVERY) & ~growing
     df["max_tor_mb"] = df["max_switch_bytes_edge"] / 1e6
     df["mean_tor_mb"] = df["mean_switch_bytes_edge"] / 1e6
     return df

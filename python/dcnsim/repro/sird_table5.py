@@ -105,7 +105,7 @@ def report(df, out: str) -> str:
     _fig6(df, f"{out}/sird_fig6.png")
     df.drop(columns=[c for c in df.columns if "," in c]).to_csv(f"{out}/sird_runs.csv", index=False)
     return ("SIRD Table 5 (goodput per host in Gb/s over loads; ToR queuing = max over ToRs of the sum over ports, "
-            f"stable loads only; a run is stable if it delivered >= {sc.STABLE_DELIVERY:.0%} of what arrived in its window)\n"
+            f"stable loads only; stable = delivered >= {sc.STABLE_DELIVERY:.0%} of what arrived in the window and queues not still growing)\n"
             + t + "\n\nTable 4 (normalized to the best protocol per cell)\n" + n
             + f"\n\nwrote {out}/sird_fig4.png, sird_fig5.png, sird_fig6.png, sird_runs.csv")
 

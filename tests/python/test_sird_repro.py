@@ -1,0 +1,71 @@
+"""The SIRD evaluation harness: its specs are valid, its configurations follow section 5.1, and
+the Table 4/5 aggregation picks the right runs."""
+
+import math
+
+import pandas as pd
+import pytest
+
+import dcnsim
+from dcnsim import repro
+from dcnsim.repro import sird_common as sc
+
+
+@pytest.mark.parametrize("name", ["sird-table5", "sird-fig7", "sird-fig9", "sird-fig10"])
+def test_every_run_of_the_sird_reproductions_is_a_valid_spec(name):
+    runs = repro.get(name).build(True).runs()
+    assert runs
+    for _, spec in runs:
+        resolved = dcnsim.resolve(spec)
+        assert resolved["transport"]["protocol"] in sc.SETUPS
+
+
+def test_configurations_follow_section_5_1():
+    bal = sc.workload("WKc", "balanced", 0.5)
+    assert bal == [{"name": "background", "kind": "poisson", "load": 0.5, "cdf": "websearch_w5", "interpolation": "log_linear"}]
+    core = sc.workload("WKa", "core", 0.8)
+    assert core[0]["load"] == pytest.approx(0.8 / (2 * 0.89), abs=1e-6)
+    assert sc.fabric("core")["core_rate_gbps"] == 200.0 and sc.fabric("balanced")["core_rate_gbps"] == 400.0
+    inc = sc.workload("WKb", "incast", 0.6)
+    assert inc[0]["load"] + inc[1]["load"] == pytest.approx(0.6)
+    assert inc[1]["load"] == pytest.approx(0.07 * 0.6)
+    assert (inc[1]["senders"], inc[1]["size_bytes"], inc[1]["exclude_from_slowdown"]) == (30, 500_000, True)
+
+
+def _row(protocol, label, goodput, offered, queue, p99):
+    return {"status": "done", "protocol": protocol, ",".join(sc.CELL_KEYS): [label] + [None] * (len(sc.CELL_KEYS) - 1),
+            "goodput_gbps": goodput * 144, "offered_window_gbps": offered * 144, "goodput_per_host_gbps": goodput,
+            "max_switch_bytes_edge": queue, "mean_switch_bytes_edge": queue / 2, "slowdown_p99": p99,
+            "switch_bytes_at_end": queue / 4}
+
+
+def test_table5_takes_max_goodput_stable_max_queue_and_p99_at_half_load():
+    df = pd.DataFrame([
+        _row("sird", "WKc/balanced/0.50", 49.0, 50.0, 400_000, 3.0),
+        _row("sird", "WKc/balanced/0.90", 85.0, 90.0, 700_000, 6.0),
+        _row("dctcp", "WKc/balanced/0.50", 48.0, 50.0, 2_000_000, 7.0),
+        # Delivered 70 of 90: unstable; its goodput still counts for the maximum, its queue does not.
+        _row("dctcp", "WKc/balanced/0.90", 70.0, 90.0, 50_000_000, 90.0),
+        # Delivered enough, but the queues were still growing at the end: unstable too.
+        {**_row("dctcp", "WKc/balanced/0.80", 75.0, 80.0, 30_000_000, 50.0), "switch_bytes_at_end": 500_000_000},
+    ])
+    t5 = sc.table5(sc.annotate(df))
+    assert t5[("sird", "WKc", "balanced")] == {"goodput": 85.0, "queue_mb": 0.7, "p99": 3.0, "unstable": []}
+    d = t5[("dctcp", "WKc", "balanced")]
+    assert (d["goodput"], d["queue_mb"], d["p99"], d["unstable"]) == (75.0, 2.0, 7.0, [0.8, 0.9])
+    n = sc.normalized(t5)
+    assert n[("sird", "WKc", "balanced")] == {"goodput": 1.0, "queue_mb": 1.0, "p99": 1.0}
+    assert n[("dctcp", "WKc", "balanced")]["queue_mb"] == pytest.approx(2.0 / 0.7)
+    assert n[("dctcp", "WKc", "balanced")]["goodput"] == pytest.approx(75 / 85)
+
+
+def test_an_unstable_half_load_run_has_no_slowdown():
+    df = pd.DataFrame([_row("dctcp", "WKa/incast/0.50", 30.0, 50.0, 9e6, 50.0)])  # delivered 60%
+    v = sc.table5(sc.annotate(df))[("dctcp", "WKa", "incast")]
+    assert math.isnan(v["p99"]) and math.isnan(v["queue_mb"]) and v["unstable"] == [0.5]
+
+
+def test_paper_table5_lookup():
+    assert sc.paper_value("goodput", "sird", "WKc", "incast") == 84.13
+    assert sc.paper_value("queue_mb", "dctcp", "WKa", "balanced") is None
+    assert sc.fmt(None) == "unstable" and sc.fmt(math.nan) == "-"
