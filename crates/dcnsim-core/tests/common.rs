@@ -121,3 +121,22 @@ pub fn send(net: &mut Network, ev: &mut EventQueue, mut p: Packet) {
     let port = net.nic_port(p.src);
     net.enqueue(port, id, ev.now(), ev);
 }
+
+/// Runs each case — (description, spec, expected error field, fragment of the message) — and
+/// lists every case that was accepted, failed otherwise, or named another field.
+pub fn spec_error_mismatches(cases: impl IntoIterator<Item = (String, serde_json::Value, String, String)>) -> Vec<String> {
+    use dcnsim_core::scenario::{run, RunError, RunOptions};
+    let mut failures = Vec::new();
+    for (what, spec, field, fragment) in cases {
+        match run(&spec, &RunOptions::default()) {
+            Err(RunError::Spec(e)) => {
+                if e.field != field || !e.message.contains(&fragment) {
+                    failures.push(format!("{what}: got `{}`: {}", e.field, e.message));
+                }
+            }
+            Err(other) => failures.push(format!("{what}: not a spec error: {other}")),
+            Ok(_) => failures.push(format!("{what}: accepted")),
+        }
+    }
+    failures
+}

@@ -1,5 +1,7 @@
 //! Bad SIRD parameters give spec errors that name the field; the defaults are documented.
-use dcnsim_core::scenario::{describe, run, RunError, RunOptions};
+mod common;
+use common::spec_error_mismatches;
+use dcnsim_core::scenario::{describe, run, RunOptions};
 
 const BASE: &str = r#"
 seed = 1
@@ -61,19 +63,9 @@ fn bad_sird_parameters_name_the_field() {
         ("transport", "budget_bpd", V::Float(2.0), "transport.budget_bpd", "did you mean `budget_bdp`"),
         ("transport", "init_cwnd_packets", V::Integer(10), "transport.init_cwnd_packets", "unknown key"),
     ];
-    let mut failures = Vec::new();
-    for (section, key, value, field, fragment) in cases {
-        let what = format!("{section}.{key} = {value}");
-        match run(&with(section, key, value), &RunOptions::default()) {
-            Err(RunError::Spec(e)) => {
-                if e.field != field || !e.message.contains(fragment) {
-                    failures.push(format!("{what}: got `{}`: {}", e.field, e.message));
-                }
-            }
-            Err(other) => failures.push(format!("{what}: not a spec error: {other}")),
-            Ok(_) => failures.push(format!("{what}: accepted")),
-        }
-    }
+    let failures = spec_error_mismatches(cases.into_iter().map(|(section, key, value, field, fragment)| {
+        (format!("{section}.{key} = {value}"), with(section, key, value), field.to_string(), fragment.to_string())
+    }));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -1,5 +1,7 @@
 //! Bad specs give errors that name the field: a table of malformed inputs, each with the field the
 //! error must name and a fragment of its message. Never a panic, never a silent default.
+mod common;
+use common::spec_error_mismatches;
 use dcnsim_core::scenario::{run, RunError, RunOptions};
 
 const BASE: &str = r#"
@@ -107,18 +109,9 @@ fn malformed_specs_name_the_field() {
             t.insert("topology".into(), V::Table(topo));
         }), "topology.k", "even"),
     ];
-    let mut failures = Vec::new();
-    for (what, edit, field, fragment) in &cases {
-        match run(&with(edit.as_ref()), &RunOptions::default()) {
-            Err(RunError::Spec(e)) => {
-                if e.field != *field || !e.message.contains(fragment) {
-                    failures.push(format!("{what}: got `{}`: {}", e.field, e.message));
-                }
-            }
-            Err(other) => failures.push(format!("{what}: not a spec error: {other}")),
-            Ok(_) => failures.push(format!("{what}: accepted")),
-        }
-    }
+    let failures = spec_error_mismatches(
+        cases.iter().map(|(what, edit, field, fragment)| (what.to_string(), with(edit.as_ref()), field.to_string(), fragment.to_string())),
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -23,6 +23,8 @@ pub struct Routes {
     edges: u32,
     /// For switch s (local index s - hosts) and edge e: (offset, count) into `choices`.
     table: Vec<(u32, u32)>,
+    /// Distinct candidate sets, each stored once: a switch has the same uplinks towards every
+    /// remote edge, so sharing keeps this small enough to stay in cache on the per-hop lookup.
     choices: Vec<PortId>,
     /// Per-switch ECMP seed.
     seeds: Vec<u64>,
@@ -62,6 +64,8 @@ impl Routes {
         let switches = nodes - hosts;
         let mut table = vec![(0u32, 0u32); (switches * edges) as usize];
         let mut choices: Vec<PortId> = Vec::new();
+        let mut interned: std::collections::HashMap<Vec<PortId>, u32> = Default::default();
+        let mut set: Vec<PortId> = Vec::new();
         let mut dist = vec![u32::MAX; nodes as usize];
         for (e_node, &e_idx) in edge_index.iter().enumerate() {
             if e_idx == u32::MAX {
@@ -88,16 +92,19 @@ impl Routes {
                 if ds == u32::MAX {
                     return Err(format!("switch {s} cannot reach edge switch {e_node}: the topology is disconnected"));
                 }
-                let off = choices.len() as u32;
+                set.clear();
                 for &p in &ports_of[s as usize] {
                     let m = ports[p as usize].peer;
                     if m >= hosts && dist[m as usize] == ds - 1 {
-                        choices.push(p);
+                        set.push(p);
                     }
                 }
-                let n = choices.len() as u32 - off;
-                debug_assert!(n > 0);
-                table[((s - hosts) * edges + e_idx) as usize] = (off, n);
+                debug_assert!(!set.is_empty());
+                let off = *interned.entry(set.clone()).or_insert_with(|| {
+                    choices.extend_from_slice(&set);
+                    (choices.len() - set.len()) as u32
+                });
+                table[((s - hosts) * edges + e_idx) as usize] = (off, set.len() as u32);
             }
         }
         let mut rng = Rng::for_component(seed, "ecmp");

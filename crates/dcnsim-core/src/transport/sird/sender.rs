@@ -165,29 +165,29 @@ impl Sird {
 
     /// CREDIT: the receiver allows packets up to its frontier.
     pub(super) fn on_credit(&mut self, ctx: &mut Ctx, slot: u32, pkt: &crate::net::packet::Packet) {
+        let Some(src) = self.heard_from_receiver(ctx, slot, pkt.ack) else { return };
+        self.sync_ready(slot);
+        self.pump(ctx, src);
+    }
+
+    /// A CREDIT or RESEND arrived: the receiver is alive (reset the probe timer) and restates its
+    /// credit frontier. Returns the sender, or `None` if the message is already acknowledged.
+    fn heard_from_receiver(&mut self, ctx: &mut Ctx, slot: u32, frontier: u64) -> Option<HostId> {
         let c = &mut self.conns[slot];
         if c.acked {
-            return;
+            return None;
         }
         c.tx_last = ctx.now;
         c.tx_backoff = 0;
         let src = c.src;
-        self.take_frontier(slot, pkt.ack);
-        self.sync_ready(slot);
-        self.pump(ctx, src);
+        self.take_frontier(slot, frontier);
+        Some(src)
     }
 
     /// RESEND: the receiver misses packets [seq, seq + aux) and restates its frontier.
     pub(super) fn on_resend(&mut self, ctx: &mut Ctx, slot: u32, pkt: &crate::net::packet::Packet) {
         let fr = self.framing;
-        let c = &mut self.conns[slot];
-        if c.acked {
-            return;
-        }
-        c.tx_last = ctx.now;
-        c.tx_backoff = 0;
-        let src = c.src;
-        self.take_frontier(slot, pkt.ack);
+        let Some(src) = self.heard_from_receiver(ctx, slot, pkt.ack) else { return };
         let c = &mut self.conns[slot];
         // Packets not sent yet need no resend: the frontier covers them.
         let end = (pkt.seq + pkt.aux as u64).min(c.next_new);
