@@ -7,12 +7,15 @@
 
 use crate::engine::time::{Rate, Time};
 use crate::net::packet::PacketId;
+use crate::net::queue::MAX_PRIORITIES;
 use std::collections::VecDeque;
 
 pub type NodeId = u32;
 
 /// Marks data packets in a queue entry's size field.
 const DATA_BIT: u32 = 1 << 31;
+/// Class queues stored inside the port (see `Port::classes`).
+const INLINE_CLASSES: usize = 2;
 pub type PortId = u32;
 
 /// Where a port sits; queue settings can differ per role.
@@ -106,10 +109,14 @@ pub struct Port {
     /// Bit c set: class c is paused (link-level flow control).
     pub paused: u8,
     /// Per class: (packet, wire size with DATA_BIT set for data packets). Keeping the size here
-    /// means dequeuing never touches the pooled packet, which is cold by then.
-    classes: Vec<VecDeque<(PacketId, u32)>>,
+    /// means dequeuing never touches the pooled packet, which is cold by then. The first
+    /// `INLINE_CLASSES` queues live in the port itself, one pointer hop closer than `more_classes`
+    /// (the dequeue is a cache miss per hop otherwise; most runs use one or two classes).
+    classes: [VecDeque<(PacketId, u32)>; INLINE_CLASSES],
+    more_classes: Vec<VecDeque<(PacketId, u32)>>,
+    nclasses: u8,
     /// Bytes waiting per class.
-    class_bytes: Vec<u64>,
+    class_bytes: [u64; MAX_PRIORITIES as usize],
     /// Weighted round robin: the class being served and what it may still send this turn.
     wrr_class: u8,
     wrr_left: u32,
@@ -137,8 +144,10 @@ impl Port {
             wake_pending: false,
             notify_idle: false,
             paused: 0,
-            classes: (0..priorities).map(|_| VecDeque::new()).collect(),
-            class_bytes: vec![0; priorities as usize],
+            classes: Default::default(),
+            more_classes: (INLINE_CLASSES as u8..priorities.max(INLINE_CLASSES as u8)).map(|_| VecDeque::new()).collect(),
+            nclasses: priorities,
+            class_bytes: [0; MAX_PRIORITIES as usize],
             wrr_class: 0,
             wrr_left: 0,
             wire_data_bytes: 0,
@@ -159,31 +168,41 @@ impl Port {
     }
 
     pub fn priorities(&self) -> u8 {
-        self.classes.len() as u8
+        self.nclasses
+    }
+
+    #[inline]
+    fn queue(&self, c: usize) -> &VecDeque<(PacketId, u32)> {
+        if c < INLINE_CLASSES { &self.classes[c] } else { &self.more_classes[c - INLINE_CLASSES] }
+    }
+
+    #[inline]
+    fn queue_mut(&mut self, c: usize) -> &mut VecDeque<(PacketId, u32)> {
+        if c < INLINE_CLASSES { &mut self.classes[c] } else { &mut self.more_classes[c - INLINE_CLASSES] }
     }
 
     #[inline]
     pub fn class_of(&self, prio: u8) -> usize {
-        (prio as usize).min(self.classes.len() - 1)
+        (prio as usize).min(self.nclasses as usize - 1)
     }
 
     /// Appends a packet of `size` wire bytes to a class. Occupancy totals are the network's job.
     #[inline]
     pub fn push(&mut self, class: usize, pkt: PacketId, size: u32, is_data: bool) {
         debug_assert!(size < DATA_BIT);
-        self.classes[class].push_back((pkt, size | if is_data { DATA_BIT } else { 0 }));
+        self.queue_mut(class).push_back((pkt, size | if is_data { DATA_BIT } else { 0 }));
         self.class_bytes[class] += size as u64;
     }
 
     /// Removes the newest packet of a class (trimming evicts the tail).
     pub fn pop_tail(&mut self, class: usize) -> Option<(PacketId, u32)> {
-        let (p, meta) = self.classes[class].pop_back()?;
+        let (p, meta) = self.queue_mut(class).pop_back()?;
         self.class_bytes[class] -= (meta & !DATA_BIT) as u64;
         Some((p, meta & !DATA_BIT))
     }
 
     pub fn class_len(&self, class: usize) -> usize {
-        self.classes[class].len()
+        self.queue(class).len()
     }
 
     pub fn class_bytes(&self, class: usize) -> u64 {
@@ -192,7 +211,7 @@ impl Port {
 
     #[inline]
     fn sendable(&self, c: usize) -> bool {
-        self.paused & (1 << c) == 0 && !self.classes[c].is_empty()
+        self.paused & (1 << c) == 0 && !self.queue(c).is_empty()
     }
 
     /// The next packet to send — (packet, wire size, is data) — by strict priority, or weighted
@@ -202,7 +221,7 @@ impl Port {
         if self.packets == 0 {
             return None;
         }
-        let n = self.classes.len();
+        let n = self.nclasses as usize;
         let c = match weights {
             None => (0..n).find(|&c| self.sendable(c))?,
             Some(w) => {
@@ -222,7 +241,7 @@ impl Port {
                 c
             }
         };
-        let (p, meta) = self.classes[c].pop_front().expect("sendable class is non-empty");
+        let (p, meta) = self.queue_mut(c).pop_front().expect("sendable class is non-empty");
         let size = meta & !DATA_BIT;
         self.class_bytes[c] -= size as u64;
         Some((p, size, meta & DATA_BIT != 0))
@@ -231,7 +250,7 @@ impl Port {
     /// Whether some unpaused class has a packet waiting.
     #[inline]
     pub fn has_sendable(&self) -> bool {
-        self.packets > 0 && (0..self.classes.len()).any(|c| self.sendable(c))
+        self.packets > 0 && (0..self.nclasses as usize).any(|c| self.sendable(c))
     }
 
     #[inline]
