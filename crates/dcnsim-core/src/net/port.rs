@@ -123,7 +123,11 @@ pub struct Port {
     /// Wire bytes of the data packet being serialized (0 if the packet on the wire is not data);
     /// trimming counts it as part of the data queue, as htsim does.
     pub wire_data_bytes: u32,
-    pipe: VecDeque<(Time, PacketId)>,
+    /// The packet on the link nearest its far end (arrival time, packet), kept inline: most links
+    /// hold one or two packets, so the arrival handler rarely touches `pipe_rest`.
+    pipe_head: Option<(Time, PacketId)>,
+    /// The packets behind the head, in arrival order.
+    pipe_rest: VecDeque<(Time, PacketId)>,
     pub occupancy: OccupancyStats,
     pub counters: PortCounters,
 }
@@ -151,7 +155,8 @@ impl Port {
             wrr_class: 0,
             wrr_left: 0,
             wire_data_bytes: 0,
-            pipe: VecDeque::new(),
+            pipe_head: None,
+            pipe_rest: VecDeque::new(),
             occupancy: OccupancyStats::default(),
             counters: PortCounters::default(),
         }
@@ -253,25 +258,37 @@ impl Port {
         self.packets > 0 && (0..self.nclasses as usize).any(|c| self.sendable(c))
     }
 
+    /// Puts a packet on the link; returns true if the link was empty (its arrival is the next).
     #[inline]
     pub fn pipe_push(&mut self, arrival: Time, pkt: PacketId) -> bool {
-        debug_assert!(self.pipe.back().is_none_or(|&(t, _)| t <= arrival));
-        let was_empty = self.pipe.is_empty();
-        self.pipe.push_back((arrival, pkt));
-        was_empty
+        match self.pipe_head {
+            None => {
+                self.pipe_head = Some((arrival, pkt));
+                true
+            }
+            Some((head, _)) => {
+                debug_assert!(self.pipe_rest.back().map_or(head, |&(t, _)| t) <= arrival, "links deliver in order");
+                self.pipe_rest.push_back((arrival, pkt));
+                false
+            }
+        }
     }
 
     #[inline]
     pub fn pipe_pop(&mut self) -> (Time, PacketId) {
-        self.pipe.pop_front().expect("LinkArrival on an empty pipe")
+        let head = self.pipe_head.take().expect("LinkArrival on an empty pipe");
+        if !self.pipe_rest.is_empty() {
+            self.pipe_head = self.pipe_rest.pop_front();
+        }
+        head
     }
 
     #[inline]
     pub fn pipe_head_time(&self) -> Option<Time> {
-        self.pipe.front().map(|&(t, _)| t)
+        self.pipe_head.map(|(t, _)| t)
     }
 
     pub fn in_pipe(&self) -> usize {
-        self.pipe.len()
+        usize::from(self.pipe_head.is_some()) + self.pipe_rest.len()
     }
 }
