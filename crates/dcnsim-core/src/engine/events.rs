@@ -1,7 +1,8 @@
-//! The event queue: one binary heap of (time, insertion sequence, event). Ties on time are broken
-//! by insertion order, which makes every run a pure function of its spec and seed.
+//! The event queue: a calendar wheel plus a heap for far timers (see `EventQueue`), ordered by
+//! (time, insertion sequence). Ties on time are broken by insertion order, which makes every run a
+//! pure function of its spec and seed.
 //!
-//! Events are 8-byte plain enums; a heap entry is 24 bytes. The pending set stays small because the
+//! Events are 8-byte plain enums; an entry is 24 bytes. The pending set stays small because the
 //! network schedules at most one event per link in propagation and one per backlogged port, never
 //! one per packet in flight.
 
@@ -66,11 +67,21 @@ const WORDS: usize = SLOTS / 64;
 /// rest (long timers). Almost every network event lands a few microseconds ahead, so popping is a
 /// bitmap scan plus a search of a slot holding a handful of events. The order is exactly (time,
 /// insertion sequence), the same as a heap's.
+///
+/// A slot is a linked list through one node arena (its head is a 4-byte index), not a `Vec` of its
+/// own: 16,384 `Vec`s would cost a cold header and a cold buffer per `schedule`, while the heads fit
+/// in cache and a node comes off a LIFO free list, recently used and warm.
 pub struct EventQueue {
-    slots: Vec<Vec<Entry>>,
-    /// The slot being drained, kept sorted latest-first so popping is O(1). Other slots stay
-    /// unsorted until they are reached (many events can share a slot when pacers tick in step).
-    sorted: Option<usize>,
+    /// Per slot: the first node of its list, or NIL.
+    heads: Vec<u32>,
+    nodes: Vec<Node>,
+    /// Free nodes, linked through `next`.
+    free: u32,
+    /// The slot being drained and its events, sorted latest-first so popping is O(1). Other
+    /// slots stay unsorted until they are reached (many events can share a slot when pacers tick
+    /// in step).
+    current: Option<usize>,
+    drain: Vec<Entry>,
     /// Bit i set: slot i is non-empty.
     occupied: Vec<u64>,
     in_wheel: usize,
@@ -81,11 +92,22 @@ pub struct EventQueue {
     pub processed: u64,
 }
 
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    e: Entry,
+    next: u32,
+}
+
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            slots: (0..SLOTS).map(|_| Vec::new()).collect(),
-            sorted: None,
+            heads: vec![NIL; SLOTS],
+            nodes: Vec::new(),
+            free: NIL,
+            current: None,
+            drain: Vec::new(),
             occupied: vec![0; WORDS],
             in_wheel: 0,
             far: Default::default(),
@@ -115,18 +137,32 @@ impl EventQueue {
         // Every wheel entry lies in [now's slot, now's slot + SLOTS), so slots never alias.
         if (time >> SLOT_SHIFT) - (self.now >> SLOT_SHIFT) < SLOTS as u64 {
             let i = (time >> SLOT_SHIFT) as usize & (SLOTS - 1);
-            if self.sorted == Some(i) {
-                let slot = &mut self.slots[i];
-                let at = slot.partition_point(|x| x.key() > e.key());
-                slot.insert(at, e);
+            if self.current == Some(i) {
+                let at = self.drain.partition_point(|x| x.key() > e.key());
+                self.drain.insert(at, e);
             } else {
-                self.slots[i].push(e);
+                self.push_node(i, e);
             }
             self.occupied[i / 64] |= 1 << (i % 64);
             self.in_wheel += 1;
         } else {
             self.far.push(e);
         }
+    }
+
+    #[inline]
+    fn push_node(&mut self, slot: usize, e: Entry) {
+        let n = if self.free != NIL {
+            let n = self.free;
+            self.free = self.nodes[n as usize].next;
+            self.nodes[n as usize] = Node { e, next: self.heads[slot] };
+            n
+        } else {
+            assert!(self.nodes.len() < NIL as usize, "more than 2^32 pending events");
+            self.nodes.push(Node { e, next: self.heads[slot] });
+            (self.nodes.len() - 1) as u32
+        };
+        self.heads[slot] = n;
     }
 
     /// The first non-empty slot at or after now's slot (cyclically), if any.
@@ -151,13 +187,31 @@ impl EventQueue {
         unreachable!("in_wheel > 0 but no slot is marked")
     }
 
-    /// Sorts slot `s` latest-first (once, when it becomes the one being drained).
+    /// Moves slot `s`'s list into `drain`, sorted latest-first (once, when it is reached).
     #[inline]
     fn drain_from(&mut self, s: usize) {
-        if self.sorted != Some(s) {
-            self.slots[s].sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
-            self.sorted = Some(s);
+        if self.current == Some(s) {
+            return;
         }
+        if let Some(c) = self.current.take() {
+            // A far timer moved the clock to before the slot being drained and an event landed in
+            // between: that slot's remaining events go back to its list.
+            let mut rest = std::mem::take(&mut self.drain);
+            for e in rest.drain(..) {
+                self.push_node(c, e);
+            }
+            self.drain = rest;
+        }
+        let mut n = std::mem::replace(&mut self.heads[s], NIL);
+        while n != NIL {
+            let node = self.nodes[n as usize];
+            self.drain.push(node.e);
+            self.nodes[n as usize].next = self.free;
+            self.free = n;
+            n = node.next;
+        }
+        self.drain.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
+        self.current = Some(s);
     }
 
     /// Pops the earliest event and advances the clock to it.
@@ -171,16 +225,16 @@ impl EventQueue {
             (None, None) => return None,
             (None, Some(_)) => true,
             (Some(_), None) => false,
-            (Some(s), Some(f)) => f.key() < self.slots[s].last().expect("occupied").key(),
+            (Some(_), Some(f)) => f.key() < self.drain.last().expect("occupied").key(),
         };
         let e = if take_far {
             self.far.pop().expect("peeked")
         } else {
             let s = first.expect("checked");
-            let e = self.slots[s].pop().expect("occupied");
-            if self.slots[s].is_empty() {
+            let e = self.drain.pop().expect("occupied");
+            if self.drain.is_empty() {
                 self.occupied[s / 64] &= !(1 << (s % 64));
-                self.sorted = None;
+                self.current = None;
             }
             self.in_wheel -= 1;
             e
@@ -192,7 +246,17 @@ impl EventQueue {
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        let wheel = self.first_slot().map(|s| self.slots[s].iter().map(|e| e.time).min().expect("occupied"));
+        let wheel = self.first_slot().map(|s| {
+            if self.current == Some(s) {
+                return self.drain.last().expect("occupied").time;
+            }
+            let (mut n, mut t) = (self.heads[s], Time::MAX);
+            while n != NIL {
+                t = t.min(self.nodes[n as usize].e.time);
+                n = self.nodes[n as usize].next;
+            }
+            t
+        });
         match (wheel, self.far.peek().map(|e| e.time)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
