@@ -83,3 +83,18 @@ fn a_degraded_link_sets_the_ideal_and_the_fct() {
     assert_eq!(slow, slow_ideal);
     assert!((slow as f64 / fast as f64) > 8.0, "{slow} vs {fast}");
 }
+
+#[test]
+fn a_one_way_override_slows_only_its_direction() {
+    // Data flows left -> right; the ACKs' direction alone at 1 Gb/s changes nothing (the window
+    // covers the flow), the data's direction alone is as slow as the whole link at 1 Gb/s.
+    let (_, topo, far) = TOPOLOGIES[1];
+    let one_way = |a: &str, b: &str| format!("{topo}\n[[topology.link_overrides]]\na = \"{a}\"\nb = \"{b}\"\nrate_gbps = 1.0\none_way = true");
+    let both = format!("{topo}\n[[topology.link_overrides]]\na = \"left\"\nb = \"right\"\nrate_gbps = 1.0");
+    let (fast, _) = lone(topo, far, 1_000_000, "dctcp", 0.0);
+    let (slow, _) = lone(&both, far, 1_000_000, "dctcp", 0.0);
+    let (acks_slow, ideal) = lone(&one_way("right", "left"), far, 1_000_000, "dctcp", 0.0);
+    assert_eq!((acks_slow, ideal), (fast, fast));
+    let (data_slow, ideal) = lone(&one_way("left", "right"), far, 1_000_000, "dctcp", 0.0);
+    assert_eq!((data_slow, ideal), (slow, slow));
+}

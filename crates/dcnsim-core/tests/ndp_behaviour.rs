@@ -127,3 +127,30 @@ fn without_trimming_phost_loses_throughput_and_incasts_stall_on_timeouts() {
     assert!(counter(&p, "timeouts") > 0, "pHost recovers drops by timeout");
     assert_eq!(p.summary["protocol"], "phost");
 }
+
+#[test]
+fn path_penalties_route_around_a_degraded_core_link_as_in_fig22() {
+    // k = 4: the four hosts of pod 0 receive from other pods over four core paths, one of which
+    // crosses core0 -> agg0_0, cut to 1 Gb/s one way (htsim's failure). Without penalties the
+    // slow link's queues fill and trimmed headers are lost, starving the pod's receivers.
+    let gbps_into_pod0 = |penalty: bool| {
+        let wl = format!(
+            "initial_window_packets = 15\nmin_rto_us = 50000.0\npath_penalty = {penalty}\n\
+             [[topology.link_overrides]]\na = \"core0\"\nb = \"agg0_0\"\nrate_gbps = 1.0\none_way = true\n\
+             [[workload]]\nkind = \"permutation\"\nsize_bytes = 100000000000\n"
+        );
+        let out = run_checked(&ndp_spec(4, &wl, 40_000.0, 20_000.0, ""));
+        let dst = u64s(&out.flows, "dst");
+        let (mut pod0, mut rest) = (Vec::new(), Vec::new());
+        for (g, d) in window_gbps(&out).into_iter().zip(dst) {
+            if d < 4 { pod0.push(g) } else { rest.push(g) }
+        }
+        (pod0, rest)
+    };
+    let (without, rest) = gbps_into_pod0(false);
+    assert!(without.iter().all(|&g| g < 3.0), "without penalties the pod's receivers should starve: {without:?}");
+    assert!(rest.iter().all(|&g| g > 9.0), "flows that avoid the slow link are unaffected: {rest:?}");
+    let (with, rest) = gbps_into_pod0(true);
+    assert!(with.iter().all(|&g| g > 6.0), "penalties should take the slow path out of use: {with:?}");
+    assert!(rest.iter().all(|&g| g > 8.5), "{rest:?}");
+}

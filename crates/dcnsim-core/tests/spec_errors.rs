@@ -100,6 +100,14 @@ fn malformed_specs_name_the_field() {
             o.insert("rate_gbps".into(), V::Float(1.0));
             t.get_mut("topology").unwrap().as_table_mut().unwrap().insert("link_overrides".into(), V::Array(vec![V::Table(o)]));
         }), "topology.link_overrides[0]", "no link joins tor0 and tor1"),
+        ("one_way not a bool", Box::new(|t: &mut toml::Table| {
+            let mut o = toml::Table::new();
+            o.insert("a".into(), s("tor0"));
+            o.insert("b".into(), s("agg0"));
+            o.insert("rate_gbps".into(), V::Float(1.0));
+            o.insert("one_way".into(), s("yes"));
+            t.get_mut("topology").unwrap().as_table_mut().unwrap().insert("link_overrides".into(), V::Array(vec![V::Table(o)]));
+        }), "topology.link_overrides[0].one_way", "expected true or false"),
         ("NDP without spraying", Box::new(set("transport.protocol", s("ndp"))), "transport.protocol", "spray every packet"),
         ("odd k", Box::new(|t: &mut toml::Table| {
             let mut topo = toml::Table::new();

@@ -48,7 +48,7 @@ impl Network {
         let cfgs = vec![queues.nic.clone(), queues.to_host.clone(), queues.fabric.clone()];
         let mut ports = Vec::with_capacity(g.links.len() * 2);
         let mut ports_of: Vec<Vec<PortId>> = vec![Vec::new(); nodes as usize];
-        let mut add = |from: NodeId, to: NodeId, link: &crate::topology::Link| {
+        let mut add = |from: NodeId, to: NodeId, rate: Rate, link: &crate::topology::Link| {
             let role = if from < hosts {
                 PortRole::HostNic
             } else if to < hosts {
@@ -59,9 +59,9 @@ impl Network {
             let cfg = role as u16;
             let delay = link.delay + if to >= hosts { switch_latency } else { 0 };
             let id = ports.len() as PortId;
-            let mut port = Port::new(from, to, link.rate, delay, role, cfg, cfgs[cfg as usize].priorities);
+            let mut port = Port::new(from, to, rate, delay, role, cfg, cfgs[cfg as usize].priorities);
             if role == PortRole::HostNic {
-                port.pace = nic_pacing.filter(|p| p.bps() < link.rate.bps());
+                port.pace = nic_pacing.filter(|p| p.bps() < rate.bps());
             }
             ports.push(port);
             ports_of[from as usize].push(id);
@@ -70,8 +70,8 @@ impl Network {
             if l.a >= nodes || l.b >= nodes || l.a == l.b {
                 return Err(format!("link {}-{} does not join two distinct nodes", l.a, l.b));
             }
-            add(l.a, l.b, l);
-            add(l.b, l.a, l);
+            add(l.a, l.b, l.rate_ab, l);
+            add(l.b, l.a, l.rate_ba, l);
         }
         let routes = Routes::build(hosts, nodes, &ports, &ports_of, seed)?;
         let mut node_names: Vec<String> = (0..hosts).map(|h| format!("host{h}")).collect();

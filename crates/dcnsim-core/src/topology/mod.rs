@@ -33,12 +33,16 @@ pub struct SwitchInfo {
     pub tier: Tier,
 }
 
-/// A bidirectional link with the same rate and delay both ways.
+/// A bidirectional link with the same delay both ways; the rates differ only when an override
+/// degrades one direction.
 #[derive(Clone, Debug)]
 pub struct Link {
     pub a: u32,
     pub b: u32,
-    pub rate: Rate,
+    /// Rate from `a` to `b`.
+    pub rate_ab: Rate,
+    /// Rate from `b` to `a`.
+    pub rate_ba: Rate,
     pub delay: Time,
 }
 
@@ -59,6 +63,8 @@ pub struct LinkOverride {
     pub a: String,
     pub b: String,
     pub rate_gbps: f64,
+    /// Only the direction from `a` to `b` changes (htsim's failed core link is one-way).
+    pub one_way: bool,
     /// Index in `topology.link_overrides`, for errors.
     pub index: usize,
 }
@@ -77,9 +83,10 @@ impl Topology {
         for (index, mut o) in s.tables_opt("link_overrides", "links whose rate differs, e.g. a degraded core link")?.into_iter().enumerate() {
             let a = o.string("a", "[link_overrides] one end of the link (a node name: host3, tor0, agg1_0, core5, spine2, left, ...)")?;
             let b = o.string("b", "[link_overrides] the other end")?;
-            let rate_gbps = rate(&mut o, "rate_gbps", "[link_overrides] the link's rate, both directions")?;
+            let rate_gbps = rate(&mut o, "rate_gbps", "[link_overrides] the link's new rate")?;
+            let one_way = o.bool_or("one_way", false, "[link_overrides] change only the direction from a to b (default: both)")?;
             o.finish()?;
-            overrides.push(LinkOverride { a, b, rate_gbps, index });
+            overrides.push(LinkOverride { a, b, rate_gbps, one_way, index });
         }
         Ok(Topology { kind, overrides })
     }
@@ -99,7 +106,15 @@ impl Topology {
                     message: format!("no link joins {} and {}", o.a, o.b),
                 });
             };
-            g.links[i].rate = Rate::from_gbps(o.rate_gbps);
+            // The link joins o.a and o.b in one of two orders; `forward` when it is stored a -> b.
+            let forward = name(&g, g.links[i].a) == o.a;
+            let (r, l) = (Rate::from_gbps(o.rate_gbps), &mut g.links[i]);
+            if !o.one_way || forward {
+                l.rate_ab = r;
+            }
+            if !o.one_way || !forward {
+                l.rate_ba = r;
+            }
         }
         Ok(g)
     }

@@ -15,8 +15,9 @@
 //!   pulls carry a per-connection cumulative pull number; the last packet purges that sender's pulls
 //! - path selection with `routing.load_balancing = "source"`: the sender permutes the equal-cost
 //!   paths, sends one packet per path, re-permutes; a per-path scoreboard of ACKs and NACKs (a
-//!   return counts as three NACKs) marks outlier paths, which are skipped for a while; a
-//!   retransmission always takes a different path than the packet's last one
+//!   return or an RTO loss counts as three NACKs) marks outlier paths, which are left out of the
+//!   rotation until feedback from their packets still in flight looks normal again (htsim's
+//!   behaviour); a retransmission always takes a different path than the packet's last one
 //! - return-to-sender: a bounced header is resent at once only if no more pulls are expected
 //!   (nothing ACKed or NACKed but not yet pulled, and the first window is used up) or if recent
 //!   feedback was at least a quarter ACKs (a bad path, not an incast); otherwise it waits for a pull
@@ -98,7 +99,7 @@ impl NdpConfig {
         let init_rto = s.f64_or("initial_rto_us", 20000.0, "us", "[ndp, phost] retransmission timeout before an RTT sample (htsim: 20 ms)")?;
         s.ensure(init_rto > 0.0 && init_rto <= 1e7, "initial_rto_us", "must be in (0, 1e7] us")?;
         let path_penalty = s.bool_or("path_penalty", !phost,
-            "[ndp: true, phost: false] skip paths whose NACK ratio is an outlier (section 3.2.3); needs source routing")?;
+            "[ndp: true, phost: false] leave paths whose NACK ratio (returns and RTO losses weigh 3) is an outlier out of use (section 3.2.3); needs source routing")?;
         let rts = s.bool_or("return_to_sender_resend", true,
             "[ndp] resend a returned header at once when no more pulls are expected or the path looks bad")?;
         let prio: Vec<f64> = s.f64_list_or("prioritize_senders", &[], "hosts",
@@ -134,7 +135,8 @@ enum Sent {
 struct PathScore {
     acks: u32,
     nacks: u32,
-    /// How many turns this path is skipped for (htsim's avoid ratio).
+    /// Penalty count (htsim's avoid ratio): +1 per feedback that finds the path an outlier, -1 per
+    /// feedback that does not; the path is skipped while it is positive.
     avoid: u32,
 }
 
@@ -214,6 +216,8 @@ struct Counters {
 const FB_ACK: u8 = 1;
 const FB_NACK: u8 = 2;
 const FB_BOUNCE: u8 = 3;
+/// A packet the RTO declared lost (section 3.2.3's per-path loss counter; htsim has none).
+const FB_LOSS: u8 = 4;
 
 impl Ndp {
     pub fn new(cfg: NdpConfig, framing: Framing, hosts: u32, seed: u64) -> Ndp {
@@ -322,9 +326,9 @@ impl Ndp {
                 c.cursor = 0;
             }
             let p = c.paths[c.cursor];
-            let s = &mut c.scores[p as usize];
-            if self.cfg.path_penalty && s.avoid > 0 {
-                s.avoid -= 1;
+            // As in htsim, a penalized path stays out of the rotation until feedback from packets
+            // still in flight on it brings its count back to zero.
+            if self.cfg.path_penalty && c.scores[p as usize].avoid > 0 {
                 continue;
             }
             if avoid == Some(p as u16) {
@@ -543,7 +547,8 @@ impl Ndp {
                 c.total_nacks += 1;
             }
             _ => {
-                s.nacks += 3; // a return is a more severe NACK
+                // A return or a loss is a more severe NACK (htsim weighs returns so).
+                s.nacks += 3;
                 c.total_nacks += 3;
             }
         }
@@ -699,6 +704,10 @@ impl Ndp {
             c.window[(seq - c.base) as usize] = Sent::Queued { path };
             c.rtx.push(Reverse(seq));
         }
+        for &(_, path) in &expired {
+            self.record(slot, path, FB_LOSS);
+        }
+        let c = &self.conns[slot];
         let mut n = expired.len();
         if n == 0 && oldest.is_none() && !c.rtx.is_empty() {
             n = 1;
