@@ -245,6 +245,18 @@ impl EventQueue {
         Some((e.time, e.event))
     }
 
+    /// Probably the next event, cheaply, for prefetching: the next in the slot being drained, else
+    /// the newest in the next occupied slot (exact when that slot holds one event).
+    #[inline(always)]
+    pub fn peek_hint(&self) -> Option<Event> {
+        if let Some(e) = self.drain.last() {
+            return Some(e.event);
+        }
+        let s = self.first_slot()?;
+        let n = self.heads[s];
+        (n != NIL).then(|| self.nodes[n as usize].e.event)
+    }
+
     pub fn peek_time(&self) -> Option<Time> {
         let wheel = self.first_slot().map(|s| {
             if self.current == Some(s) {

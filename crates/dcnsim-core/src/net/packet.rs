@@ -181,6 +181,16 @@ impl PacketPool {
         }
     }
 
+    /// Hints the CPU to fetch a packet (no effect on results).
+    #[inline(always)]
+    pub fn prefetch(&self, id: PacketId) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(p) = self.slots.get(id as usize) {
+            // SAFETY: prefetching is a hint; the address is the packet's.
+            unsafe { std::arch::x86_64::_mm_prefetch(p as *const Packet as *const i8, std::arch::x86_64::_MM_HINT_T0) }
+        }
+    }
+
     #[inline]
     pub fn get(&self, id: PacketId) -> &Packet {
         debug_assert!(self.live[id as usize]);

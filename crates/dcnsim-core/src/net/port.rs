@@ -283,6 +283,14 @@ impl Port {
         head
     }
 
+    /// Byte offsets of the fields an event handler touches first (for prefetching).
+    pub const HOT_OFFSETS: [usize; 2] = [std::mem::offset_of!(Port, pipe_head), std::mem::offset_of!(Port, classes)];
+
+    #[inline]
+    pub fn pipe_head_packet(&self) -> Option<PacketId> {
+        self.pipe_head.map(|(_, p)| p)
+    }
+
     #[inline]
     pub fn pipe_head_time(&self) -> Option<Time> {
         self.pipe_head.map(|(t, _)| t)
