@@ -1,0 +1,28 @@
+"""The NDP reproductions: every run of the quick and full variants is a valid spec, and Fig. 22
+uses htsim's failure set-up."""
+
+import pytest
+
+import dcnsim
+from dcnsim import repro
+
+NDP_REPROS = ["ndp-fig4", "ndp-fig14", "ndp-fig16", "ndp-fig17", "ndp-fig19", "ndp-fig21", "ndp-fig22"]
+
+
+@pytest.mark.parametrize("name", NDP_REPROS)
+@pytest.mark.parametrize("quick", [True, False])
+def test_every_run_of_the_ndp_reproductions_is_a_valid_spec(name, quick):
+    runs = repro.get(name).build(quick).runs()
+    assert runs
+    for _, spec in runs:
+        resolved = dcnsim.resolve(spec)
+        assert resolved["transport"]["protocol"] in ("ndp", "dctcp", "phost")
+
+
+def test_fig22_slows_one_direction_and_compares_penalties_at_the_papers_window():
+    runs = [spec for _, spec in repro.get("ndp-fig22").build(False).runs()]
+    (override,) = {str(s["topology"]["link_overrides"]) for s in runs}
+    assert "'one_way': True" in override and "'rate_gbps': 1.0" in override
+    ndp = [(s["transport"]["initial_window_packets"], s["transport"]["path_penalty"]) for s in runs if s["transport"]["protocol"] == "ndp"]
+    assert sorted(ndp) == [(15, False), (15, True), (23, False), (23, True)]
+    assert all(s["measure"]["warmup_us"] == 100000.0 and s["duration_us"] == 200000.0 for s in runs)
