@@ -20,7 +20,12 @@ pub fn flow_file(name: &str, flows: &[(u32, u32, u64, f64)]) -> PathBuf {
     for (a, b, sz, t) in flows {
         s.push_str(&format!("{a},{b},{sz},{t}\n"));
     }
-    std::fs::write(&p, s).unwrap();
+    // Tests run as threads and may write the same file at once: write aside, then rename (atomic),
+    // so a reader never sees a half-written file.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let tmp = dir.join(format!("{name}.csv.{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+    std::fs::write(&tmp, s).unwrap();
+    std::fs::rename(&tmp, &p).unwrap();
     p
 }
 

@@ -15,7 +15,11 @@ fn lone(topo: &str, dst: u32, size: u64, protocol: &str, latency: f64) -> (u64, 
 }
 
 fn lone_with(topo: &str, dst: u32, size: u64, protocol: &str, net: &str) -> (u64, u64) {
-    let f = flow_file(&format!("lone-{}-{dst}-{size}-{protocol}-{}", topo.len(), net.len()), &[(0, dst, size, 3.0)]);
+    // The file name must differ between any two calls that can run at once (tests are threads).
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (topo, dst, size, protocol, net).hash(&mut h);
+    let f = flow_file(&format!("lone-{:016x}", h.finish()), &[(0, dst, size, 3.0)]);
     let s = spec(&format!(
         "seed = 1\nduration_us = 100000.0\n[net]\n{net}\n[topology]\n{topo}\n[queue]\necn = \"step\"\necn_k_packets = 65\n\
          [transport]\nprotocol = \"{protocol}\"\ninit_cwnd_packets = 1000\n[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
