@@ -49,6 +49,12 @@ fn set(path: &str, v: toml::Value) -> impl Fn(&mut toml::Table) {
     }
 }
 
+/// Sets `topology.link_overrides` to one override with these keys.
+fn link_override(keys: &[(&str, toml::Value)]) -> Box<dyn Fn(&mut toml::Table)> {
+    let o: toml::Table = keys.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    Box::new(set("topology.link_overrides", toml::Value::Array(vec![toml::Value::Table(o)])))
+}
+
 fn remove(path: &str) -> impl Fn(&mut toml::Table) {
     let path = path.to_string();
     move |t: &mut toml::Table| {
@@ -93,21 +99,10 @@ fn malformed_specs_name_the_field() {
         ("load above one", Box::new(set("workload[0].load", V::Float(1.5))), "workload[0].load", ""),
         ("unknown workload kind", Box::new(set("workload[0].kind", s("bursty"))), "workload[0].kind", "expected one of"),
         ("unknown cdf", Box::new(set("workload[0].cdf", s("websurch"))), "workload[0].cdf", ""),
-        ("override of a missing link", Box::new(|t: &mut toml::Table| {
-            let mut o = toml::Table::new();
-            o.insert("a".into(), s("tor0"));
-            o.insert("b".into(), s("tor1"));
-            o.insert("rate_gbps".into(), V::Float(1.0));
-            t.get_mut("topology").unwrap().as_table_mut().unwrap().insert("link_overrides".into(), V::Array(vec![V::Table(o)]));
-        }), "topology.link_overrides[0]", "no link joins tor0 and tor1"),
-        ("one_way not a bool", Box::new(|t: &mut toml::Table| {
-            let mut o = toml::Table::new();
-            o.insert("a".into(), s("tor0"));
-            o.insert("b".into(), s("agg0"));
-            o.insert("rate_gbps".into(), V::Float(1.0));
-            o.insert("one_way".into(), s("yes"));
-            t.get_mut("topology").unwrap().as_table_mut().unwrap().insert("link_overrides".into(), V::Array(vec![V::Table(o)]));
-        }), "topology.link_overrides[0].one_way", "expected true or false"),
+        ("override of a missing link", link_override(&[("a", s("tor0")), ("b", s("tor1")), ("rate_gbps", V::Float(1.0))]),
+            "topology.link_overrides[0]", "no link joins tor0 and tor1"),
+        ("one_way not a bool", link_override(&[("a", s("tor0")), ("b", s("agg0")), ("rate_gbps", V::Float(1.0)), ("one_way", s("yes"))]),
+            "topology.link_overrides[0].one_way", "expected true or false"),
         ("NDP without spraying", Box::new(set("transport.protocol", s("ndp"))), "transport.protocol", "spray every packet"),
         ("odd k", Box::new(|t: &mut toml::Table| {
             let mut topo = toml::Table::new();

@@ -274,27 +274,19 @@ impl Network {
     /// Hints the CPU to fetch a port's hot fields (no effect on results).
     #[inline(always)]
     pub fn prefetch_port(&self, port: PortId) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(p) = self.ports.get(port as usize) {
-            let base = p as *const Port as *const i8;
-            // SAFETY: prefetching is a hint; the addresses lie inside the port.
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch(base, _MM_HINT_T0);
-                for off in Port::HOT_OFFSETS {
-                    _mm_prefetch(base.add(off), _MM_HINT_T0);
-                }
-            }
+            p.prefetch();
         }
     }
 
     /// As `prefetch_port`, and the packet about to arrive over that port's link.
     #[inline(always)]
     pub fn prefetch_arrival(&self, port: PortId) {
-        self.prefetch_port(port);
-        #[cfg(target_arch = "x86_64")]
-        if let Some(pkt) = self.ports.get(port as usize).and_then(|p| p.pipe_head_packet()) {
-            self.pool.prefetch(pkt);
+        if let Some(p) = self.ports.get(port as usize) {
+            p.prefetch();
+            if let Some(pkt) = p.pipe_head_packet() {
+                self.pool.prefetch(pkt);
+            }
         }
     }
 

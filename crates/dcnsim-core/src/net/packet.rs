@@ -184,6 +184,8 @@ impl PacketPool {
     /// Hints the CPU to fetch a packet (no effect on results).
     #[inline(always)]
     pub fn prefetch(&self, id: PacketId) {
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = id;
         #[cfg(target_arch = "x86_64")]
         if let Some(p) = self.slots.get(id as usize) {
             // SAFETY: prefetching is a hint; the address is the packet's.

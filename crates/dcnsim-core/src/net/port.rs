@@ -283,8 +283,20 @@ impl Port {
         head
     }
 
-    /// Byte offsets of the fields an event handler touches first (for prefetching).
-    pub const HOT_OFFSETS: [usize; 2] = [std::mem::offset_of!(Port, pipe_head), std::mem::offset_of!(Port, classes)];
+    /// Hints the CPU to fetch the fields an event handler touches first: the start, the pipe's head
+    /// and the class queues (no effect on results).
+    #[inline(always)]
+    pub fn prefetch(&self) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            const HOT: [usize; 3] = [0, std::mem::offset_of!(Port, pipe_head), std::mem::offset_of!(Port, classes)];
+            let base = self as *const Port as *const i8;
+            for off in HOT {
+                // SAFETY: prefetching is a hint, and every offset lies inside the port.
+                unsafe { std::arch::x86_64::_mm_prefetch(base.add(off), std::arch::x86_64::_MM_HINT_T0) }
+            }
+        }
+    }
 
     #[inline]
     pub fn pipe_head_packet(&self) -> Option<PacketId> {

@@ -79,7 +79,6 @@ impl Simulation {
             if now > end {
                 break; // the event is dropped: nothing after the end is simulated
             }
-            // Start loading the next event's port while this one is handled: ports are cold.
             // Ports and packets are cold: start loading the next event's while this one is handled.
             match self.events.peek_hint() {
                 Some(Event::LinkArrival(p)) => self.net.prefetch_arrival(p),
