@@ -1,0 +1,97 @@
+//! Golden outputs: one small, busy spec per protocol whose flow, port and switch tables and
+//! transport counters hash to a checked-in value. A refactor must keep every hash; a deliberate
+//! change of results updates the hash in its own commit that says why.
+//!
+//! To print the current hashes: `DCNSIM_GOLDEN_PRINT=1 cargo test --test golden -- --nocapture`.
+mod common;
+use common::*;
+
+/// FNV-1a, 64 bit: stable across platforms and Rust versions (unlike `DefaultHasher`).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Mixed traffic: Poisson arrivals plus an incast overlay, so that queues build, drop, mark or trim.
+fn workloads(cdf: &str, load: f64, incast_bytes: u64) -> String {
+    format!(
+        "[[workload]]\nkind = \"poisson\"\nload = {load}\ncdf = \"{cdf}\"\n\
+         [[workload]]\nkind = \"incast\"\nsenders = 7\nsize_bytes = {incast_bytes}\nat_us = 200.0\nreceiver = 0\n"
+    )
+}
+
+fn golden_spec(protocol: &str) -> String {
+    let head = "seed = 7\nduration_us = 1500.0\n[measure]\nwarmup_us = 100.0\n";
+    match protocol {
+        "dctcp" | "newreno" => format!(
+            "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 10.0\n\
+             core_rate_gbps = 10.0\n[queue]\nlimit_packets = 40\necn = \"step\"\necn_k_packets = 20\n\
+             [transport]\nprotocol = \"{protocol}\"\n{}",
+            workloads("fb_hadoop", 0.6, 200_000)
+        ),
+        "ndp" => format!(
+            "{head}[net]\nmtu_bytes = 9000\n[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate_gbps = 10.0\n\
+             [queue]\npriorities = 2\nlimit_packets = 8\ntrim = true\nscheduling = \"wrr\"\nwrr_weights = [10, 1]\n\
+             [routing]\nload_balancing = \"source\"\n[transport]\nprotocol = \"ndp\"\n{}",
+            workloads("fb_hadoop", 0.7, 300_000)
+        ),
+        "phost" => format!(
+            "{head}[net]\nmtu_bytes = 9000\n[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate_gbps = 10.0\n\
+             [queue]\npriorities = 2\nlimit_packets = 8\n[routing]\nload_balancing = \"spray\"\n\
+             [transport]\nprotocol = \"phost\"\n{}",
+            workloads("fb_hadoop", 0.7, 300_000)
+        ),
+        "sird" => format!(
+            "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 100.0\n\
+             core_rate_gbps = 200.0\nhost_delay_us = 1.25\ncore_delay_us = 0.5\n\
+             [queue]\npriorities = 2\nlimit_bytes = 300000\n[queue.fabric]\necn = \"step\"\necn_k_bytes = 114000\n\
+             [routing]\nload_balancing = \"spray\"\n[transport]\nprotocol = \"sird\"\n{}",
+            workloads("fb_hadoop", 0.7, 500_000)
+        ),
+        other => panic!("no golden spec for {other}"),
+    }
+}
+
+/// Hash of everything a run reports that is a pure function of the spec (no wall times).
+fn run_hash(protocol: &str) -> (u64, usize) {
+    let out = run_checked(&spec(&golden_spec(protocol)));
+    let mut text = out.flows.to_csv();
+    text += &out.ports.to_csv();
+    text += &out.switches.to_csv();
+    text += &out.summary["transport"].to_string();
+    text += &out.summary["packets"].to_string();
+    if std::env::var_os("DCNSIM_GOLDEN_PRINT").is_some() {
+        println!("{protocol}: {} {}", out.summary["transport"], out.summary["packets"]);
+    }
+    (fnv1a(text.as_bytes()), out.flows.rows())
+}
+
+/// (protocol, hash). Update only in a commit that explains why results changed.
+const GOLDEN: &[(&str, u64)] = &[
+    ("dctcp", 0x518a_073a_e9f6_9d7c),
+    ("newreno", 0x366e_157a_ad08_d8d2),
+    ("ndp", 0xece7_1c76_fce7_e3bd),
+    ("phost", 0x410b_3258_ed4c_6674),
+    ("sird", 0xd504_12b4_b220_f304),
+];
+
+#[test]
+fn every_protocol_reproduces_its_golden_output() {
+    let print = std::env::var_os("DCNSIM_GOLDEN_PRINT").is_some();
+    let mut wrong = Vec::new();
+    for &(protocol, want) in GOLDEN {
+        let (got, flows) = run_hash(protocol);
+        assert!(flows >= 20, "{protocol}: the golden spec should start many flows, got {flows}");
+        if print {
+            println!("    (\"{protocol}\", {got:#018x}),");
+        }
+        if got != want {
+            wrong.push(format!("{protocol}: got {got:#018x}, want {want:#018x}"));
+        }
+    }
+    assert!(wrong.is_empty(), "golden outputs changed (explain why in the commit that updates them):\n{}", wrong.join("\n"));
+}
