@@ -16,7 +16,12 @@ fn each_source_starts_its_next_message_think_time_after_the_last_finishes() {
     for (protocol, think) in [("dctcp", 0.0), ("sird", 0.0), ("sird", 7.5)] {
         let bg = "[[workload]]\nkind = \"poisson\"\nload = 0.2\ncdf = \"fb_hadoop_w4\"\n";
         let out = run_checked(&closed_loop_spec(protocol, think, bg));
-        let (src, start, end, wl) = (u64s(&out.flows, "src"), u64s(&out.flows, "start_ps"), opt_u64s(&out.flows, "end_ps"), strs(&out.flows, "workload"));
+        let (src, start, end, wl) = (
+            u64s(&out.flows, "src"),
+            u64s(&out.flows, "start_ps"),
+            opt_u64s(&out.flows, "end_ps"),
+            strs(&out.flows, "workload"),
+        );
         let mut background = 0;
         for s in [1u64, 2, 3] {
             let mine: Vec<usize> = (0..src.len()).filter(|&i| src[i] == s && wl[i] == "loop").collect();

@@ -39,7 +39,8 @@ pub fn run_checked(spec: &serde_json::Value) -> RunOutput {
 pub fn check_invariants(out: &RunOutput) {
     let p = &out.summary["packets"];
     let created = p["created"].as_u64().unwrap();
-    let accounted = p["delivered"].as_u64().unwrap() + p["dropped"].as_u64().unwrap() + p["in_flight"].as_u64().unwrap();
+    let accounted =
+        p["delivered"].as_u64().unwrap() + p["dropped"].as_u64().unwrap() + p["in_flight"].as_u64().unwrap();
     assert_eq!(created, accounted, "packet conservation: {p}");
     // No link carries more than its rate over the window (one packet of slack for the packet
     // that started inside the window and finishes after it).
@@ -96,7 +97,11 @@ use dcnsim_core::net::Network;
 
 /// Drives a bare network (no transport) until it is empty; returns the packets hosts received,
 /// in arrival order. `inject` is called for `Event::FlowArrival` events the test scheduled.
-pub fn drain(net: &mut Network, ev: &mut EventQueue, mut inject: impl FnMut(&mut Network, &mut EventQueue)) -> Vec<Packet> {
+pub fn drain(
+    net: &mut Network,
+    ev: &mut EventQueue,
+    mut inject: impl FnMut(&mut Network, &mut EventQueue),
+) -> Vec<Packet> {
     let mut got = Vec::new();
     while let Some((now, e)) = ev.pop() {
         match e {
@@ -129,7 +134,9 @@ pub fn send(net: &mut Network, ev: &mut EventQueue, mut p: Packet) {
 
 /// Runs each case — (description, spec, expected error field, fragment of the message) — and
 /// lists every case that was accepted, failed otherwise, or named another field.
-pub fn spec_error_mismatches(cases: impl IntoIterator<Item = (String, serde_json::Value, String, String)>) -> Vec<String> {
+pub fn spec_error_mismatches(
+    cases: impl IntoIterator<Item = (String, serde_json::Value, String, String)>,
+) -> Vec<String> {
     use dcnsim_core::scenario::{run, RunError, RunOptions};
     let mut failures = Vec::new();
     for (what, spec, field, fragment) in cases {

@@ -39,7 +39,10 @@ fn two_and_four_flows_share_fairly_and_the_queue_stays_near_k() {
         let mean_pkts = mean / 1500.0;
         let max_pkts = max as f64 / 1500.0;
         assert!(util > 0.95, "{n} flows: bottleneck utilization {util}");
-        assert!(mean_pkts > 0.5 * K as f64 && mean_pkts < 1.3 * K as f64, "{n} flows: mean queue {mean_pkts} packets, K = {K}");
+        assert!(
+            mean_pkts > 0.5 * K as f64 && mean_pkts < 1.3 * K as f64,
+            "{n} flows: mean queue {mean_pkts} packets, K = {K}"
+        );
         assert!(max_pkts < K as f64 + 30.0, "{n} flows: max queue {max_pkts} packets, K = {K}");
         assert_eq!(u64s(&out.ports, "drops").iter().sum::<u64>(), 0, "DCTCP should not overflow a 400-packet buffer");
     }

@@ -93,5 +93,9 @@ fn every_protocol_reproduces_its_golden_output() {
             wrong.push(format!("{protocol}: got {got:#018x}, want {want:#018x}"));
         }
     }
-    assert!(wrong.is_empty(), "golden outputs changed (explain why in the commit that updates them):\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "golden outputs changed (explain why in the commit that updates them):\n{}",
+        wrong.join("\n")
+    );
 }

@@ -93,7 +93,9 @@ fn a_one_way_override_slows_only_its_direction() {
     // Data flows left -> right; the ACKs' direction alone at 1 Gb/s changes nothing (the window
     // covers the flow), the data's direction alone is as slow as the whole link at 1 Gb/s.
     let (_, topo, far) = TOPOLOGIES[1];
-    let one_way = |a: &str, b: &str| format!("{topo}\n[[topology.link_overrides]]\na = \"{a}\"\nb = \"{b}\"\nrate_gbps = 1.0\none_way = true");
+    let one_way = |a: &str, b: &str| {
+        format!("{topo}\n[[topology.link_overrides]]\na = \"{a}\"\nb = \"{b}\"\nrate_gbps = 1.0\none_way = true")
+    };
     let both = format!("{topo}\n[[topology.link_overrides]]\na = \"left\"\nb = \"right\"\nrate_gbps = 1.0");
     let (fast, _) = lone(topo, far, 1_000_000, "dctcp", 0.0);
     let (slow, _) = lone(&both, far, 1_000_000, "dctcp", 0.0);

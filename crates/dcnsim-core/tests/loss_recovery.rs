@@ -24,6 +24,10 @@ fn incast_into_small_buffer_completes_with_drops() {
         // Goodput is the receiver's link at best: all 3.2 MB cannot arrive faster than 10 Gb/s allows.
         let last = ends.iter().map(|e| e.unwrap()).max().unwrap();
         assert!(last as f64 >= 3_200_000.0 * 8.0 / 10e9 * 1e12);
-        assert!(out.summary["transport"]["timeouts"].as_u64().unwrap() + out.summary["transport"]["fast_retransmits"].as_u64().unwrap() > 0);
+        assert!(
+            out.summary["transport"]["timeouts"].as_u64().unwrap()
+                + out.summary["transport"]["fast_retransmits"].as_u64().unwrap()
+                > 0
+        );
     }
 }

@@ -26,7 +26,13 @@ fn window_gbps(out: &dcnsim_core::scenario::RunOutput) -> Vec<f64> {
 fn lone_flows_achieve_the_exact_ideal() {
     for size in [1000u64, 8936 * 30, 5_000_000] {
         let f = flow_file(&format!("ndp-lone-{size}"), &[(0, 15, size, 1.0)]);
-        let out = run_checked(&ndp_spec(4, &format!("[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", f.display()), 100_000.0, 0.0, ""));
+        let out = run_checked(&ndp_spec(
+            4,
+            &format!("[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", f.display()),
+            100_000.0,
+            0.0,
+            "",
+        ));
         let fct = opt_u64s(&out.flows, "fct_ps")[0].unwrap();
         assert_eq!(fct, u64s(&out.flows, "ideal_fct_ps")[0], "{size} B");
         assert_eq!(counter(&out, "retransmitted_packets"), 0);
@@ -73,9 +79,21 @@ fn incast_completes_near_the_optimum_without_timeouts() {
 #[test]
 fn sender_limited_pulls_are_shared_as_in_fig21() {
     // Host A = 0 sends to B, C, D, E = 4, 6, 8, 10; F = 12 also sends to E (k = 4: 2 hosts per ToR).
-    let flows: Vec<(u32, u32, u64, f64)> = vec![(0, 4, 1 << 36, 0.0), (0, 6, 1 << 36, 0.0), (0, 8, 1 << 36, 0.0), (0, 10, 1 << 36, 0.0), (12, 10, 1 << 36, 0.0)];
+    let flows: Vec<(u32, u32, u64, f64)> = vec![
+        (0, 4, 1 << 36, 0.0),
+        (0, 6, 1 << 36, 0.0),
+        (0, 8, 1 << 36, 0.0),
+        (0, 10, 1 << 36, 0.0),
+        (12, 10, 1 << 36, 0.0),
+    ];
     let f = flow_file("ndp-fig21", &flows);
-    let out = run_checked(&ndp_spec(4, &format!("[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", f.display()), 10_000.0, 2000.0, ""));
+    let out = run_checked(&ndp_spec(
+        4,
+        &format!("[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", f.display()),
+        10_000.0,
+        2000.0,
+        "",
+    ));
     let t = window_gbps(&out);
     let a: f64 = t[..4].iter().sum();
     let e = t[3] + t[4];
@@ -95,9 +113,13 @@ fn return_to_sender_keeps_a_large_incast_free_of_timeouts() {
     assert!(counter(&out, "bounces") > 0, "headers were returned");
     assert_eq!(counter(&out, "timeouts"), 0, "return-to-sender, not the RTO, recovered them");
     let off = run_checked(&ndp_spec(6, wl, 200_000.0, 0.0, "header_limit_bytes = 1024\nbounce = false"));
-    assert!(opt_u64s(&off.flows, "end_ps").iter().all(|e| e.is_some()), "without returns the RTO still completes every flow");
+    assert!(
+        opt_u64s(&off.flows, "end_ps").iter().all(|e| e.is_some()),
+        "without returns the RTO still completes every flow"
+    );
     assert!(counter(&off, "timeouts") > 0);
-    let last = |o: &dcnsim_core::scenario::RunOutput| opt_u64s(&o.flows, "end_ps").iter().map(|e| e.unwrap()).max().unwrap();
+    let last =
+        |o: &dcnsim_core::scenario::RunOutput| opt_u64s(&o.flows, "end_ps").iter().map(|e| e.unwrap()).max().unwrap();
     assert!(last(&out) < last(&off), "returning headers beats waiting for the RTO");
 }
 
@@ -116,13 +138,16 @@ fn without_trimming_phost_loses_throughput_and_incasts_stall_on_timeouts() {
     let perm = "[[workload]]\nkind = \"permutation\"\nsize_bytes = 100000000000\n";
     let p = run_checked(&phost_spec(6, perm, 10_000.0, 2000.0));
     let n = run_checked(&ndp_spec(6, perm, 10_000.0, 2000.0, ""));
-    let (pu, nu) = (p.summary["goodput_normalized"].as_f64().unwrap(), n.summary["goodput_normalized"].as_f64().unwrap());
+    let (pu, nu) =
+        (p.summary["goodput_normalized"].as_f64().unwrap(), n.summary["goodput_normalized"].as_f64().unwrap());
     assert!(pu < 0.85 && nu - pu > 0.15, "pHost {pu} vs NDP {nu}");
     assert!(p.summary["queues"]["drops"].as_u64().unwrap() > 0 && p.summary["queues"]["trims"].as_u64().unwrap() == 0);
     let incast = "[[workload]]\nkind = \"incast\"\nsenders = 32\nsize_bytes = 450000\nat_us = 1.0\nreceiver = 0\n";
     let p = run_checked(&phost_spec(6, incast, 2_000_000.0, 0.0));
     let n = run_checked(&ndp_spec(6, incast, 2_000_000.0, 0.0, ""));
-    let last = |o: &dcnsim_core::scenario::RunOutput| opt_u64s(&o.flows, "fct_ps").iter().map(|f| f.expect("finishes")).max().unwrap();
+    let last = |o: &dcnsim_core::scenario::RunOutput| {
+        opt_u64s(&o.flows, "fct_ps").iter().map(|f| f.expect("finishes")).max().unwrap()
+    };
     assert!(last(&p) > 3 * last(&n), "pHost {} us vs NDP {} us", last(&p) / 1_000_000, last(&n) / 1_000_000);
     assert!(counter(&p, "timeouts") > 0, "pHost recovers drops by timeout");
     assert_eq!(p.summary["protocol"], "phost");
@@ -143,7 +168,11 @@ fn path_penalties_route_around_a_degraded_core_link_as_in_fig22() {
         let dst = u64s(&out.flows, "dst");
         let (mut pod0, mut rest) = (Vec::new(), Vec::new());
         for (g, d) in window_gbps(&out).into_iter().zip(dst) {
-            if d < 4 { pod0.push(g) } else { rest.push(g) }
+            if d < 4 {
+                pod0.push(g)
+            } else {
+                rest.push(g)
+            }
         }
         (pod0, rest)
     };

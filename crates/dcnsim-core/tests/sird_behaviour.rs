@@ -14,11 +14,26 @@ const PAPER_LS: &str = "kind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 2\nsp
 /// ECN at NThr = 1.25 BDP (Table 2) on core links only, two priority classes.
 const SIRD_QUEUE: &str = "priorities = 2\n[queue.fabric]\necn = \"step\"\necn_k_bytes = 114000";
 
-fn sird_spec(topo: &str, queue: &str, transport: &str, workload: &str, duration_us: f64, warmup_us: f64) -> serde_json::Value {
+fn sird_spec(
+    topo: &str,
+    queue: &str,
+    transport: &str,
+    workload: &str,
+    duration_us: f64,
+    warmup_us: f64,
+) -> serde_json::Value {
     sird_spec_lb("spray", topo, queue, transport, workload, duration_us, warmup_us)
 }
 
-fn sird_spec_lb(lb: &str, topo: &str, queue: &str, transport: &str, workload: &str, duration_us: f64, warmup_us: f64) -> serde_json::Value {
+fn sird_spec_lb(
+    lb: &str,
+    topo: &str,
+    queue: &str,
+    transport: &str,
+    workload: &str,
+    duration_us: f64,
+    warmup_us: f64,
+) -> serde_json::Value {
     spec(&format!(
         "seed = 1\nduration_us = {duration_us}\n[measure]\nwarmup_us = {warmup_us}\n[topology]\n{topo}\n[queue]\n{queue}\n\
          [routing]\nload_balancing = \"{lb}\"\n[transport]\nprotocol = \"sird\"\n{transport}\n{workload}"
@@ -51,7 +66,10 @@ fn a_lone_message_up_to_unscht_is_exactly_ideal() {
     // ECMP every packet takes one path and the ideal is exact; with spraying the ideal assumes
     // each packet finds its core hops free, which random choices achieve only up to a short
     // wait of a packet behind its predecessor at a core port.
-    for (topo, bdp) in [(PAPER_LS, 91_410u64), ("kind = \"single_switch\"\nhosts = 3\nhost_rate_gbps = 10.0\nhost_delay_us = 1.0", 8_128)] {
+    for (topo, bdp) in [
+        (PAPER_LS, 91_410u64),
+        ("kind = \"single_switch\"\nhosts = 3\nhost_rate_gbps = 10.0\nhost_delay_us = 1.0", 8_128),
+    ] {
         for size in [1u64, 1000, 1436, 1437, bdp / 2, bdp - 1000, bdp] {
             for (dst, lb) in [(1, "ecmp"), (2, "ecmp"), (2, "spray")] {
                 let wl = flow_list(&format!("sird-lone-{size}-{dst}-{bdp}-{lb}"), &[(0, dst, size, 3.0)]);
@@ -61,9 +79,16 @@ fn a_lone_message_up_to_unscht_is_exactly_ideal() {
                 if lb == "ecmp" {
                     assert_eq!(fct, ideal, "{size} B to host {dst}");
                 } else {
-                    assert!(fct <= ideal + 30_000, "{size} B to host {dst} sprayed: {fct} vs {ideal}: more than one 400G packet time");
+                    assert!(
+                        fct <= ideal + 30_000,
+                        "{size} B to host {dst} sprayed: {fct} vs {ideal}: more than one 400G packet time"
+                    );
                 }
-                assert_eq!(counter(&out, "credits_sent") + counter(&out, "credit_requests_sent"), 0, "no control exchange");
+                assert_eq!(
+                    counter(&out, "credits_sent") + counter(&out, "credit_requests_sent"),
+                    0,
+                    "no control exchange"
+                );
                 assert_eq!(counter(&out, "unscheduled_packets_sent"), size.div_ceil(1436));
             }
         }
@@ -73,7 +98,14 @@ fn a_lone_message_up_to_unscht_is_exactly_ideal() {
 #[test]
 fn a_lone_scheduled_message_finishes_within_one_rtt_of_ideal() {
     for size in [91_411u64, 200_000, 2_000_000, 20_000_000] {
-        let out = run_checked(&sird_spec(PAPER_LS, SIRD_QUEUE, "", &flow_list(&format!("sird-sched-{size}"), &[(0, 3, size, 3.0)]), 10_000.0, 0.0));
+        let out = run_checked(&sird_spec(
+            PAPER_LS,
+            SIRD_QUEUE,
+            "",
+            &flow_list(&format!("sird-sched-{size}"), &[(0, 3, size, 3.0)]),
+            10_000.0,
+            0.0,
+        ));
         let (fct, ideal) = (fcts(&out)[0], u64s(&out.flows, "ideal_fct_ps")[0]);
         let rtt = out.summary["base_rtt_ps"].as_u64().unwrap();
         // The CREDITREQ and the first credit cost one control-packet round trip, then the paced
@@ -90,7 +122,14 @@ fn with_unscht_above_bdp_the_unscheduled_prefix_hides_the_credit_round_trip() {
     // UnschT = 3 BDP: the first BDP goes unscheduled, its first packet asks for the rest, and the
     // credits arrive just as the prefix ends: the message is exactly ideal.
     for size in [150_000u64, 250_000] {
-        let out = run_checked(&sird_spec(PAPER_LS, SIRD_QUEUE, "unsch_thr_bdp = 3.0", &flow_list(&format!("sird-mixed-{size}"), &[(0, 3, size, 3.0)]), 10_000.0, 0.0));
+        let out = run_checked(&sird_spec(
+            PAPER_LS,
+            SIRD_QUEUE,
+            "unsch_thr_bdp = 3.0",
+            &flow_list(&format!("sird-mixed-{size}"), &[(0, 3, size, 3.0)]),
+            10_000.0,
+            0.0,
+        ));
         assert_eq!(fcts(&out)[0], u64s(&out.flows, "ideal_fct_ps")[0], "{size} B");
         let prefix = 91_410u64.div_ceil(1436);
         assert_eq!(counter(&out, "unscheduled_packets_sent"), prefix);
@@ -136,7 +175,14 @@ fn the_global_bucket_bounds_the_receivers_downlink_queue() {
     // Optimum: the downlink busy with every packet of every message (plus the first RTT, < 1%).
     let optimum = 16.0 * (1392.0 * 1500.0 + 1152.0) * 8.0 / 100e9 * 1e12;
     for (b, pace) in [(1.5, true), (3.0, true), (1.5, false), (3.0, false)] {
-        let out = run_checked(&sird_spec(topo, "priorities = 2", &format!("budget_bdp = {b}\npace_credits = {pace}"), &wl, 100_000.0, 0.0));
+        let out = run_checked(&sird_spec(
+            topo,
+            "priorities = 2",
+            &format!("budget_bdp = {b}\npace_credits = {pace}"),
+            &wl,
+            100_000.0,
+            0.0,
+        ));
         let bdp = out.summary["bdp_bytes"].as_u64().unwrap() as f64;
         let q = downlink_max(&out, 0);
         let bound = (b - 1.0) * bdp;
@@ -191,8 +237,15 @@ fn sird_queues_less_than_dctcp_at_the_same_load() {
     let q = |o: &RunOutput| o.summary["queues"]["max_switch_bytes"].as_u64().unwrap();
     let g = |o: &RunOutput| o.summary["goodput_gbps"].as_f64().unwrap();
     let p99 = |o: &RunOutput| o.summary["slowdown"]["p99"].as_f64().unwrap();
-    println!("max switch queue: SIRD {} B, DCTCP {} B; goodput {:.1} vs {:.1} Gb/s; p99 slowdown {:.2} vs {:.2}",
-        q(&sird), q(&dctcp), g(&sird), g(&dctcp), p99(&sird), p99(&dctcp));
+    println!(
+        "max switch queue: SIRD {} B, DCTCP {} B; goodput {:.1} vs {:.1} Gb/s; p99 slowdown {:.2} vs {:.2}",
+        q(&sird),
+        q(&dctcp),
+        g(&sird),
+        g(&dctcp),
+        p99(&sird),
+        p99(&dctcp)
+    );
     assert!((q(&sird) as f64) < 0.6 * q(&dctcp) as f64, "SIRD {} vs DCTCP {}", q(&sird), q(&dctcp));
     assert!(g(&sird) > 0.97 * g(&dctcp), "SIRD does not trade goodput for it");
     assert_eq!(counter(&sird, "retransmitted_packets"), 0, "no loss, no spurious resends");
@@ -203,7 +256,14 @@ fn srpt_receivers_finish_the_short_message_first_round_robin_shares() {
     let topo = "kind = \"single_switch\"\nhosts = 3\nhost_rate_gbps = 100.0\nhost_delay_us = 1.0";
     let wl = flow_list("sird-policy", &[(1, 0, 1_000_000, 1.0), (2, 0, 3_000_000, 1.0)]);
     let run = |policy: &str| {
-        let out = run_checked(&sird_spec(topo, "priorities = 2", &format!("receiver_policy = \"{policy}\""), &wl, 10_000.0, 0.0));
+        let out = run_checked(&sird_spec(
+            topo,
+            "priorities = 2",
+            &format!("receiver_policy = \"{policy}\""),
+            &wl,
+            10_000.0,
+            0.0,
+        ));
         let (f, i) = (fcts(&out), u64s(&out.flows, "ideal_fct_ps"));
         (f[0] as f64 / i[0] as f64, f[1] as f64 / i[1] as f64)
     };

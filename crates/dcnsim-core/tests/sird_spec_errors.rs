@@ -77,8 +77,15 @@ fn the_base_spec_and_the_paper_values_are_valid() {
     let out = run(&with("transport", "sthr_bdp", toml::Value::Float(1e9)), &RunOptions::default()).unwrap();
     assert_eq!(out.summary["protocol"], "sird");
     let t = &out.summary["spec"]["transport"];
-    for (k, v) in [("budget_bdp", 1.5), ("sb_max_bdp", 1.0), ("unsch_thr_bdp", 1.0), ("ce_gain", 0.08), ("sender_floor", 0.1),
-                   ("network_floor", 0.03), ("sender_srpt_share", 0.5)] {
+    for (k, v) in [
+        ("budget_bdp", 1.5),
+        ("sb_max_bdp", 1.0),
+        ("unsch_thr_bdp", 1.0),
+        ("ce_gain", 0.08),
+        ("sender_floor", 0.1),
+        ("network_floor", 0.03),
+        ("sender_srpt_share", 0.5),
+    ] {
         assert_eq!(t[k].as_f64(), Some(v), "resolved default of {k}: {t}");
     }
     assert_eq!(t["receiver_policy"], "srpt");
@@ -89,9 +96,27 @@ fn the_base_spec_and_the_paper_values_are_valid() {
 fn every_sird_parameter_is_documented_with_a_default() {
     let d = describe();
     assert!(d.protocols.iter().any(|(name, _)| name == "sird"));
-    for key in ["bdp_bytes", "budget_bdp", "sb_max_bdp", "unsch_thr_bdp", "sthr_bdp", "ce_gain", "sender_floor", "network_floor",
-                "additive_increase_mtu", "receiver_policy", "sender_srpt_share", "priorities", "pace_credits", "rto_us"] {
-        let p = d.params.iter().find(|p| p.path == format!("transport.{key}")).unwrap_or_else(|| panic!("{key} undocumented"));
+    for key in [
+        "bdp_bytes",
+        "budget_bdp",
+        "sb_max_bdp",
+        "unsch_thr_bdp",
+        "sthr_bdp",
+        "ce_gain",
+        "sender_floor",
+        "network_floor",
+        "additive_increase_mtu",
+        "receiver_policy",
+        "sender_srpt_share",
+        "priorities",
+        "pace_credits",
+        "rto_us",
+    ] {
+        let p = d
+            .params
+            .iter()
+            .find(|p| p.path == format!("transport.{key}"))
+            .unwrap_or_else(|| panic!("{key} undocumented"));
         assert!(p.doc.starts_with("[sird]"), "{key}: {}", p.doc);
         assert!(p.default.is_some(), "{key} has a default");
     }

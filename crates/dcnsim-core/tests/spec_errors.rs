@@ -68,8 +68,14 @@ fn remove(path: &str) -> impl Fn(&mut toml::Table) {
 fn malformed_specs_name_the_field() {
     use toml::Value as V;
     let s = |x: &str| V::String(x.into());
-    let cases: Vec<(&str, Box<dyn Fn(&mut toml::Table)>, &str, &str)> = vec![
-        ("unknown top-level key", Box::new(set("durration_us", V::Float(1.0))), "durration_us", "did you mean `duration_us`"),
+    type Edit<'a> = Box<dyn Fn(&mut toml::Table) + 'a>;
+    let cases: Vec<(&str, Edit<'_>, &str, &str)> = vec![
+        (
+            "unknown top-level key",
+            Box::new(set("durration_us", V::Float(1.0))),
+            "durration_us",
+            "did you mean `duration_us`",
+        ),
         ("unknown key in a section", Box::new(set("topology.rackz", V::Integer(2))), "topology.rackz", "unknown key"),
         ("missing required key", Box::new(remove("duration_us")), "duration_us", "missing"),
         ("missing topology kind", Box::new(remove("topology.kind")), "topology.kind", "missing"),
@@ -80,41 +86,99 @@ fn malformed_specs_name_the_field() {
         ("zero racks", Box::new(set("topology.racks", V::Integer(0))), "topology.racks", "at least 1"),
         ("unknown topology", Box::new(set("topology.kind", s("torus"))), "topology.kind", "expected one of"),
         ("zero rate", Box::new(set("topology.host_rate_gbps", V::Float(0.0))), "topology.host_rate_gbps", "must be in"),
-        ("unknown protocol", Box::new(set("transport.protocol", s("dctpc"))), "transport.protocol", "did you mean \"dctcp\""),
+        (
+            "unknown protocol",
+            Box::new(set("transport.protocol", s("dctpc"))),
+            "transport.protocol",
+            "did you mean \"dctcp\"",
+        ),
         ("bad g", Box::new(set("transport.g", V::Float(1.5))), "transport.g", "(0, 1]"),
-        ("g for newreno", Box::new(|t: &mut toml::Table| { set("transport.protocol", s("newreno"))(t); set("transport.g", V::Float(0.1))(t); }), "transport.g", "unknown key"),
+        (
+            "g for newreno",
+            Box::new(|t: &mut toml::Table| {
+                set("transport.protocol", s("newreno"))(t);
+                set("transport.g", V::Float(0.1))(t);
+            }),
+            "transport.g",
+            "unknown key",
+        ),
         ("both limits", Box::new(set("queue.limit_bytes", V::Integer(1000))), "queue.limit_packets", "not both"),
-        ("too many priorities", Box::new(set("queue.priorities", V::Integer(9))), "queue.priorities", "between 1 and 8"),
+        (
+            "too many priorities",
+            Box::new(set("queue.priorities", V::Integer(9))),
+            "queue.priorities",
+            "between 1 and 8",
+        ),
         ("step without K", Box::new(remove("queue.ecn_k_packets")), "queue.ecn_k_packets", "needs"),
-        ("red min above max", Box::new(|t: &mut toml::Table| {
-            set("queue.ecn", s("red"))(t); remove("queue.ecn_k_packets")(t);
-            set("queue.red_min_packets", V::Integer(50))(t); set("queue.red_max_packets", V::Integer(10))(t);
-        }), "queue.red_max_packets", "greater"),
-        ("unknown lb", Box::new(set("routing.load_balancing", s("random"))), "routing.load_balancing", "expected one of"),
-        ("source routing with dctcp", Box::new(set("routing.load_balancing", s("source"))), "transport.protocol", "source routes"),
+        (
+            "red min above max",
+            Box::new(|t: &mut toml::Table| {
+                set("queue.ecn", s("red"))(t);
+                remove("queue.ecn_k_packets")(t);
+                set("queue.red_min_packets", V::Integer(50))(t);
+                set("queue.red_max_packets", V::Integer(10))(t);
+            }),
+            "queue.red_max_packets",
+            "greater",
+        ),
+        (
+            "unknown lb",
+            Box::new(set("routing.load_balancing", s("random"))),
+            "routing.load_balancing",
+            "expected one of",
+        ),
+        (
+            "source routing with dctcp",
+            Box::new(set("routing.load_balancing", s("source"))),
+            "transport.protocol",
+            "source routes",
+        ),
         ("header too big", Box::new(set("net.header_bytes", V::Integer(1500))), "net.header_bytes", "smaller than mtu"),
         ("warmup past end", Box::new(set("measure.warmup_us", V::Float(200.0))), "measure.warmup_us", "duration"),
         ("section not a table", Box::new(set("net", V::Integer(3))), "net", "expected a table"),
         ("negative load", Box::new(set("workload[0].load", V::Float(-0.5))), "workload[0].load", ""),
         ("load above one", Box::new(set("workload[0].load", V::Float(1.5))), "workload[0].load", ""),
-        ("unknown workload kind", Box::new(set("workload[0].kind", s("bursty"))), "workload[0].kind", "expected one of"),
+        (
+            "unknown workload kind",
+            Box::new(set("workload[0].kind", s("bursty"))),
+            "workload[0].kind",
+            "expected one of",
+        ),
         ("unknown cdf", Box::new(set("workload[0].cdf", s("websurch"))), "workload[0].cdf", ""),
-        ("override of a missing link", link_override(&[("a", s("tor0")), ("b", s("tor1")), ("rate_gbps", V::Float(1.0))]),
-            "topology.link_overrides[0]", "no link joins tor0 and tor1"),
-        ("one_way not a bool", link_override(&[("a", s("tor0")), ("b", s("agg0")), ("rate_gbps", V::Float(1.0)), ("one_way", s("yes"))]),
-            "topology.link_overrides[0].one_way", "expected true or false"),
-        ("NDP without spraying", Box::new(set("transport.protocol", s("ndp"))), "transport.protocol", "spray every packet"),
-        ("odd k", Box::new(|t: &mut toml::Table| {
-            let mut topo = toml::Table::new();
-            topo.insert("kind".into(), s("fat_tree"));
-            topo.insert("k".into(), V::Integer(5));
-            topo.insert("host_rate_gbps".into(), V::Float(10.0));
-            t.insert("topology".into(), V::Table(topo));
-        }), "topology.k", "even"),
+        (
+            "override of a missing link",
+            link_override(&[("a", s("tor0")), ("b", s("tor1")), ("rate_gbps", V::Float(1.0))]),
+            "topology.link_overrides[0]",
+            "no link joins tor0 and tor1",
+        ),
+        (
+            "one_way not a bool",
+            link_override(&[("a", s("tor0")), ("b", s("agg0")), ("rate_gbps", V::Float(1.0)), ("one_way", s("yes"))]),
+            "topology.link_overrides[0].one_way",
+            "expected true or false",
+        ),
+        (
+            "NDP without spraying",
+            Box::new(set("transport.protocol", s("ndp"))),
+            "transport.protocol",
+            "spray every packet",
+        ),
+        (
+            "odd k",
+            Box::new(|t: &mut toml::Table| {
+                let mut topo = toml::Table::new();
+                topo.insert("kind".into(), s("fat_tree"));
+                topo.insert("k".into(), V::Integer(5));
+                topo.insert("host_rate_gbps".into(), V::Float(10.0));
+                t.insert("topology".into(), V::Table(topo));
+            }),
+            "topology.k",
+            "even",
+        ),
     ];
-    let failures = spec_error_mismatches(
-        cases.iter().map(|(what, edit, field, fragment)| (what.to_string(), with(edit.as_ref()), field.to_string(), fragment.to_string())),
-    );
+    let failures = spec_error_mismatches(cases.iter().map(|(what, edit, field, fragment)| {
+        (what.to_string(), with(edit.as_ref()), field.to_string(), fragment.to_string())
+    }));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -2,14 +2,18 @@
 //! ECMP spreading flows evenly over the core.
 mod common;
 use common::*;
-use dcnsim_core::net::{Network, QueueConfigs};
-use dcnsim_core::net::queue::QueueConfig;
-use dcnsim_core::topology::builders::fat_tree;
 use dcnsim_core::engine::time::Rate;
+use dcnsim_core::net::queue::QueueConfig;
+use dcnsim_core::net::{Network, QueueConfigs};
+use dcnsim_core::topology::builders::fat_tree;
 
 fn net(k: u32) -> Network {
     let g = fat_tree(k, 1, Rate::from_gbps(10.0), Rate::from_gbps(10.0), 1_000_000, 1_000_000);
-    let q = QueueConfigs { nic: QueueConfig::infinite(), to_host: QueueConfig::infinite(), fabric: QueueConfig::infinite() };
+    let q = QueueConfigs {
+        nic: QueueConfig::infinite(),
+        to_host: QueueConfig::infinite(),
+        fabric: QueueConfig::infinite(),
+    };
     Network::build(&g, &q, 0, None, 1).unwrap()
 }
 
@@ -45,7 +49,8 @@ fn ecmp_spreads_flows_evenly_over_cores() {
     // 2000 inter-pod flows from pod 0 to pod 1, each a short single-packet flow: count flows per core.
     let k = 8u32;
     let per_pod = (k / 2) * (k / 2);
-    let flows: Vec<(u32, u32, u64, f64)> = (0..2000).map(|i| (i % per_pod, per_pod + (i * 7) % per_pod, 1000, i as f64 * 0.5)).collect();
+    let flows: Vec<(u32, u32, u64, f64)> =
+        (0..2000).map(|i| (i % per_pod, per_pod + (i * 7) % per_pod, 1000, i as f64 * 0.5)).collect();
     let f = flow_file("ecmp-spread", &flows);
     let s = spec(&format!(
         "seed = 2\nduration_us = 5000.0\n[topology]\nkind = \"fat_tree\"\nk = {k}\nhost_rate_gbps = 10.0\n\

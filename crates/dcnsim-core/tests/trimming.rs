@@ -88,7 +88,8 @@ fn weighted_round_robin_serves_classes_in_proportion() {
     // Class 0 gets 3 packets per turn, class 1 gets 1, while both are backlogged at the NIC.
     let g = single_switch(2, Rate::from_gbps(10.0), 0);
     let q = QueueConfig { priorities: 2, scheduling: Scheduling::Wrr(vec![3, 1]), ..QueueConfig::infinite() };
-    let mut net = Network::build(&g, &QueueConfigs { nic: q.clone(), to_host: q.clone(), fabric: q }, 0, None, 1).unwrap();
+    let mut net =
+        Network::build(&g, &QueueConfigs { nic: q.clone(), to_host: q.clone(), fabric: q }, 0, None, 1).unwrap();
     let mut ev = EventQueue::new();
     for k in 0..12 {
         let mut p = Packet::new(PacketKind::Data, 0, 0, 1, 1500);

@@ -51,7 +51,11 @@ fn parse(spec_json: &str) -> PyResult<serde_json::Value> {
 }
 
 /// Fixed-width values as one bytes object, written straight into the Python buffer (one copy).
-fn le_bytes<'py, T: Copy, const N: usize>(py: Python<'py>, v: &[T], le: impl Fn(T) -> [u8; N]) -> PyResult<Bound<'py, PyBytes>> {
+fn le_bytes<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    v: &[T],
+    le: impl Fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyBytes>> {
     PyBytes::new_with(py, v.len() * N, |buf| {
         for (chunk, &x) in buf.chunks_exact_mut(N).zip(v) {
             chunk.copy_from_slice(&le(x));
@@ -142,7 +146,9 @@ fn describe() -> String {
     let params: Vec<serde_json::Value> = d
         .params
         .iter()
-        .map(|p| serde_json::json!({"path": p.path, "type": p.kind, "unit": p.unit, "default": p.default, "doc": p.doc}))
+        .map(
+            |p| serde_json::json!({"path": p.path, "type": p.kind, "unit": p.unit, "default": p.default, "doc": p.doc}),
+        )
         .collect();
     serde_json::json!({
         "version": dcnsim_core::VERSION,

@@ -112,7 +112,12 @@ mod tests {
         let v: Vec<u64> = (0..3).map(|_| r.next_u64()).collect();
         assert_eq!(v, PINNED_SEED_42, "Rng::seed_from(42) changed: {v:#x?}");
         let mut c = Rng::for_component(1, "network");
-        assert_eq!(c.next_u64(), PINNED_COMPONENT, "Rng::for_component changed: {:#x}", Rng::for_component(1, "network").next_u64());
+        assert_eq!(
+            c.next_u64(),
+            PINNED_COMPONENT,
+            "Rng::for_component changed: {:#x}",
+            Rng::for_component(1, "network").next_u64()
+        );
         assert_eq!(mix64(12345), PINNED_MIX64, "mix64 changed: {:#x}", mix64(12345));
         assert_eq!(stable_hash("dcnsim"), PINNED_HASH, "stable_hash changed: {:#x}", stable_hash("dcnsim"));
         let mut u = Rng::seed_from(9);

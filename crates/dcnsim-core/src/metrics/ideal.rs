@@ -95,7 +95,11 @@ pub fn ideal_fct_multipath_fast(size: u64, mss: u32, header: u32, hops: &[Hop]) 
     const WARM: u64 = 64;
     let full = size / mss as u64;
     if full <= 2 * WARM || hops.len() <= 2 {
-        return if hops.len() <= 2 { ideal_fct_fast(size, mss, header, hops) } else { ideal_fct_multipath(size, mss, header, hops) };
+        return if hops.len() <= 2 {
+            ideal_fct_fast(size, mss, header, hops)
+        } else {
+            ideal_fct_multipath(size, mss, header, hops)
+        };
     }
     let wire = mss + header;
     let step = hops[0].busy(wire).max(hops[hops.len() - 1].busy(wire));
@@ -176,23 +180,42 @@ mod tests {
 
     #[test]
     fn multipath_fast_path_matches_exact() {
-        for rates in [[10.0, 40.0, 40.0, 10.0], [100.0, 400.0, 400.0, 100.0], [40.0, 10.0, 10.0, 40.0], [10.0, 10.0, 10.0, 25.0], [25.0, 10.0, 10.0, 10.0]] {
+        for rates in [
+            [10.0, 40.0, 40.0, 10.0],
+            [100.0, 400.0, 400.0, 100.0],
+            [40.0, 10.0, 10.0, 40.0],
+            [10.0, 10.0, 10.0, 25.0],
+            [25.0, 10.0, 10.0, 10.0],
+        ] {
             let h = hops(&rates, 500_000);
             for size in [1u64, 1437, 100_000, 1_000_000, 3_333_333] {
-                assert_eq!(ideal_fct_multipath_fast(size, 1436, 64, &h), ideal_fct_multipath(size, 1436, 64, &h), "size {size} rates {rates:?}");
+                assert_eq!(
+                    ideal_fct_multipath_fast(size, 1436, 64, &h),
+                    ideal_fct_multipath(size, 1436, 64, &h),
+                    "size {size} rates {rates:?}"
+                );
             }
         }
     }
 
     #[test]
     fn fast_path_matches_exact() {
-        for rates in [[10.0, 40.0, 40.0, 10.0], [100.0, 400.0, 400.0, 100.0], [10.0, 10.0, 10.0, 10.0], [40.0, 10.0, 25.0, 100.0]] {
+        for rates in [
+            [10.0, 40.0, 40.0, 10.0],
+            [100.0, 400.0, 400.0, 100.0],
+            [10.0, 10.0, 10.0, 10.0],
+            [40.0, 10.0, 25.0, 100.0],
+        ] {
             let mut h = hops(&rates, 500_000);
             if rates[0] == 40.0 {
                 h[0].pace = Some(Rate::from_gbps(7.0));
             }
             for size in [1u64, 1436, 1437, 100_000, 1_000_000, 3_333_333] {
-                assert_eq!(ideal_fct_fast(size, 1436, 64, &h), ideal_fct(size, 1436, 64, &h), "size {size} rates {rates:?}");
+                assert_eq!(
+                    ideal_fct_fast(size, 1436, 64, &h),
+                    ideal_fct(size, 1436, 64, &h),
+                    "size {size} rates {rates:?}"
+                );
             }
         }
     }

@@ -2,9 +2,9 @@
 //! the exact ideal, goodput over the measurement window, queue occupancy per port and per switch.
 
 use super::ideal::{ideal_fct_fast, ideal_fct_multipath_fast, Hop};
-use crate::net::packet::LoadBalancing;
 use super::table::{Column, Table};
 use crate::engine::time::{Rate, Time};
+use crate::net::packet::LoadBalancing;
 use crate::net::port::PortRole;
 use crate::net::Network;
 use crate::scenario::output::RunOutput;
@@ -80,8 +80,10 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     // Flows.
     let n = sim.flows.records.len();
     let mut cols_id = Vec::with_capacity(n);
-    let (mut src, mut dst, mut size, mut start) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut end, mut fct, mut ideal, mut slow) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut src, mut dst, mut size, mut start) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut end, mut fct, mut ideal, mut slow) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut wl, mut counted, mut win_bytes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let mut hop_cache: std::collections::HashMap<(u32, u32), Vec<Hop>> = Default::default();
     let mut slowdowns: Vec<(u64, f64)> = Vec::new();
@@ -92,14 +94,16 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         let hops = hop_cache.entry(key).or_insert_with(|| path_hops(net, r.src, r.dst));
         let id_fct = match spec.load_balancing {
             LoadBalancing::Ecmp => ideal_fct_fast(r.size, fr.mss(), fr.header_bytes, hops),
-            LoadBalancing::Spray | LoadBalancing::Source => ideal_fct_multipath_fast(r.size, fr.mss(), fr.header_bytes, hops),
+            LoadBalancing::Spray | LoadBalancing::Source => {
+                ideal_fct_multipath_fast(r.size, fr.mss(), fr.header_bytes, hops)
+            }
         };
         let f = r.end.map(|e| e - r.start);
         let sd = f.map_or(f64::NAN, |f| f as f64 / id_fct as f64);
         let is_counted = !sim.workload.excluded_from_slowdown(r.component) && r.start >= window_start;
-        if is_counted && f.is_some() {
+        if let (true, Some(fct)) = (is_counted, f) {
             slowdowns.push((r.size, sd));
-            fcts_us.push(f.unwrap() as f64 / 1e6);
+            fcts_us.push(fct as f64 / 1e6);
         }
         cols_id.push(i as u64);
         src.push(r.src as u64);
@@ -147,10 +151,17 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     ports.push("bounces", Column::U64(ps.iter().map(|p| p.counters.bounces).collect()));
     ports.push("tx_bytes", Column::U64(ps.iter().map(|p| p.counters.tx_bytes).collect()));
     ports.push("tx_packets", Column::U64(ps.iter().map(|p| p.counters.tx_packets).collect()));
-    ports.push("utilization", Column::F64(ps.iter().map(|p| {
-        let cap = p.rate.bytes_in(window).max(1);
-        p.counters.tx_bytes as f64 / cap as f64
-    }).collect()));
+    ports.push(
+        "utilization",
+        Column::F64(
+            ps.iter()
+                .map(|p| {
+                    let cap = p.rate.bytes_in(window).max(1);
+                    p.counters.tx_bytes as f64 / cap as f64
+                })
+                .collect(),
+        ),
+    );
 
     // Switches.
     let nsw = net.tiers.len();
@@ -162,7 +173,8 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         marks[(p.owner - net.hosts) as usize] += p.counters.marks;
     }
     let sw_max: Vec<u64> = net.switch_occupancy.iter().map(|o| o.max_bytes).collect();
-    let sw_mean: Vec<f64> = (0..nsw).map(|s| net.switch_occupancy[s].mean(net.switch_bytes[s], window_start, now)).collect();
+    let sw_mean: Vec<f64> =
+        (0..nsw).map(|s| net.switch_occupancy[s].mean(net.switch_bytes[s], window_start, now)).collect();
     switches.push("switch", Column::Str((0..nsw).map(|s| net.node_names[net.hosts as usize + s].clone()).collect()));
     switches.push("tier", Column::Str(net.tiers.iter().map(|t| t.name().to_string()).collect()));
     switches.push("max_bytes", Column::U64(sw_max.clone()));
@@ -178,7 +190,8 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let mut groups = Vec::new();
     let mut lo = 0u64;
     for (gi, hi) in edges.iter().copied().map(Some).chain([None]).enumerate() {
-        let in_group: Vec<f64> = slowdowns.iter().filter(|(s, _)| *s >= lo && hi.is_none_or(|h| *s < h)).map(|&(_, v)| v).collect();
+        let in_group: Vec<f64> =
+            slowdowns.iter().filter(|(s, _)| *s >= lo && hi.is_none_or(|h| *s < h)).map(|&(_, v)| v).collect();
         let label = match hi {
             Some(h) if lo == 0 => format!("<{}", human_bytes(h)),
             Some(h) => format!("{}-{}", human_bytes(lo), human_bytes(h)),
@@ -196,7 +209,12 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let delivered: u64 = sim.flows.delivered_in_window.iter().sum();
     let secs = window as f64 / 1e12;
     let goodput_gbps = if secs > 0.0 { delivered as f64 * 8.0 / secs / 1e9 } else { f64::NAN };
-    let per_host: Vec<f64> = sim.flows.delivered_in_window.iter().map(|&b| if secs > 0.0 { b as f64 * 8.0 / secs / 1e9 } else { f64::NAN }).collect();
+    let per_host: Vec<f64> = sim
+        .flows
+        .delivered_in_window
+        .iter()
+        .map(|&b| if secs > 0.0 { b as f64 * 8.0 / secs / 1e9 } else { f64::NAN })
+        .collect();
     let mut tiers = serde_json::Map::new();
     let mut tier_means = serde_json::Map::new();
     for (s, t) in net.tiers.iter().enumerate() {
@@ -210,8 +228,10 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let offered_window: u64 = sim.flows.records.iter().filter(|r| r.start >= window_start).map(|r| r.size).sum();
     let offered_window_gbps = if secs > 0.0 { offered_window as f64 * 8.0 / secs / 1e9 } else { f64::NAN };
     let nic_max = ps.iter().filter(|p| p.role == PortRole::HostNic).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
-    let switch_port_max = ps.iter().filter(|p| p.role != PortRole::HostNic).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
-    let transport: serde_json::Map<String, Value> = sim.transport.counters().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+    let switch_port_max =
+        ps.iter().filter(|p| p.role != PortRole::HostNic).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
+    let transport: serde_json::Map<String, Value> =
+        sim.transport.counters().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
     let pool = &net.pool;
     let unfinished = n as u64 - sim.flows.finished;
     let summary = json!({
@@ -261,10 +281,26 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let mut timeseries = Table::default();
     let sm = &sim.samples;
     timeseries.push("time_ps", Column::U64(sm.iter().map(|s| s.0).collect()));
-    timeseries.push("series", Column::Str(sm.iter().map(|s| if s.1 == 0 { "switch_queue_bytes" } else { "host_rx_gbps" }.to_string()).collect()));
-    timeseries.push("name", Column::Str(sm.iter().map(|s| {
-        if s.1 == 0 { net.node_names[(net.hosts + s.2) as usize].clone() } else { net.node_names[s.2 as usize].clone() }
-    }).collect()));
+    timeseries.push(
+        "series",
+        Column::Str(
+            sm.iter().map(|s| if s.1 == 0 { "switch_queue_bytes" } else { "host_rx_gbps" }.to_string()).collect(),
+        ),
+    );
+    timeseries.push(
+        "name",
+        Column::Str(
+            sm.iter()
+                .map(|s| {
+                    if s.1 == 0 {
+                        net.node_names[(net.hosts + s.2) as usize].clone()
+                    } else {
+                        net.node_names[s.2 as usize].clone()
+                    }
+                })
+                .collect(),
+        ),
+    );
     timeseries.push("value", Column::F64(sm.iter().map(|s| s.3).collect()));
     RunOutput { flows, ports, switches, timeseries, summary, resolved_spec: resolved }
 }

@@ -42,7 +42,13 @@ pub struct Network {
 impl Network {
     /// Builds ports from the graph's links (two per link) and computes the routes.
     /// `switch_latency` is added to the delay of every link into a switch.
-    pub fn build(g: &Graph, queues: &QueueConfigs, switch_latency: Time, nic_pacing: Option<Rate>, seed: u64) -> Result<Network, String> {
+    pub fn build(
+        g: &Graph,
+        queues: &QueueConfigs,
+        switch_latency: Time,
+        nic_pacing: Option<Rate>,
+        seed: u64,
+    ) -> Result<Network, String> {
         let hosts = g.hosts;
         let nodes = hosts + g.switches.len() as u32;
         let cfgs = vec![queues.nic.clone(), queues.to_host.clone(), queues.fabric.clone()];
@@ -346,7 +352,10 @@ impl Network {
         self.pool.check_conservation()?;
         let resident = self.resident_packets();
         if resident != self.pool.live() {
-            return Err(format!("{} packets alive in the pool but {resident} in queues and on links", self.pool.live()));
+            return Err(format!(
+                "{} packets alive in the pool but {resident} in queues and on links",
+                self.pool.live()
+            ));
         }
         Ok(())
     }

@@ -149,7 +149,15 @@ impl Default for PacketPool {
 
 impl PacketPool {
     pub fn new() -> PacketPool {
-        PacketPool { slots: Vec::new(), live: Vec::new(), free: Vec::new(), created: 0, delivered: 0, dropped: 0, trimmed: 0 }
+        PacketPool {
+            slots: Vec::new(),
+            live: Vec::new(),
+            free: Vec::new(),
+            created: 0,
+            delivered: 0,
+            dropped: 0,
+            trimmed: 0,
+        }
     }
 
     #[inline]
@@ -221,7 +229,10 @@ impl PacketPool {
         } else {
             Err(format!(
                 "packet conservation violated: created {} != delivered {} + dropped {} + in flight {}",
-                self.created, self.delivered, self.dropped, self.live()
+                self.created,
+                self.delivered,
+                self.dropped,
+                self.live()
             ))
         }
     }

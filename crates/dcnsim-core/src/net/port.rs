@@ -149,7 +149,9 @@ impl Port {
             notify_idle: false,
             paused: 0,
             classes: Default::default(),
-            more_classes: (INLINE_CLASSES as u8..priorities.max(INLINE_CLASSES as u8)).map(|_| VecDeque::new()).collect(),
+            more_classes: (INLINE_CLASSES as u8..priorities.max(INLINE_CLASSES as u8))
+                .map(|_| VecDeque::new())
+                .collect(),
             nclasses: priorities,
             class_bytes: [0; MAX_PRIORITIES as usize],
             wrr_class: 0,
@@ -178,12 +180,20 @@ impl Port {
 
     #[inline]
     fn queue(&self, c: usize) -> &VecDeque<(PacketId, u32)> {
-        if c < INLINE_CLASSES { &self.classes[c] } else { &self.more_classes[c - INLINE_CLASSES] }
+        if c < INLINE_CLASSES {
+            &self.classes[c]
+        } else {
+            &self.more_classes[c - INLINE_CLASSES]
+        }
     }
 
     #[inline]
     fn queue_mut(&mut self, c: usize) -> &mut VecDeque<(PacketId, u32)> {
-        if c < INLINE_CLASSES { &mut self.classes[c] } else { &mut self.more_classes[c - INLINE_CLASSES] }
+        if c < INLINE_CLASSES {
+            &mut self.classes[c]
+        } else {
+            &mut self.more_classes[c - INLINE_CLASSES]
+        }
     }
 
     #[inline]

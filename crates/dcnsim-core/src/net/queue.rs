@@ -41,7 +41,11 @@ pub enum Ecn {
     /// Mark when occupancy > K.
     Step(Amount),
     /// Mark with probability 0 at or below min, rising linearly to `pmax` at max, 1 above max.
-    Red { min: Amount, max: Amount, pmax: f64 },
+    Red {
+        min: Amount,
+        max: Amount,
+        pmax: f64,
+    },
 }
 
 /// NDP-style payload trimming (Handley et al., SIGCOMM'17, section 3.1; details as in htsim's
@@ -116,8 +120,12 @@ impl QueueConfig {
     /// Reads a queue table. `base` supplies the defaults (for override tables); `mtu` and
     /// `header_bytes` (wire size of a control packet) size the trimming defaults.
     pub fn read(s: &mut Section, base: &QueueConfig, mtu: u32, header_bytes: u32) -> SpecResult<QueueConfig> {
-        let priorities = s.u64_or("priorities", base.priorities as u64, "classes",
-            "strict-priority classes per port (1-8); a packet's priority 0 is served first")?;
+        let priorities = s.u64_or(
+            "priorities",
+            base.priorities as u64,
+            "classes",
+            "strict-priority classes per port (1-8); a packet's priority 0 is served first",
+        )?;
         s.ensure((1..=MAX_PRIORITIES as u64).contains(&priorities), "priorities", "must be between 1 and 8")?;
 
         let limit = read_amount(s, "limit", "admission limit (drop-tail); unset = infinite buffer")?;
@@ -131,21 +139,38 @@ impl QueueConfig {
             Ecn::Step(_) => "step",
             Ecn::Red { .. } => "red",
         };
-        let kind = s.choice_or("ecn", &["none", "step", "red"], ecn_kind,
-            "ECN marking on arrival: none, step threshold K, or RED-style linear marking")?;
+        let kind = s.choice_or(
+            "ecn",
+            &["none", "step", "red"],
+            ecn_kind,
+            "ECN marking on arrival: none, step threshold K, or RED-style linear marking",
+        )?;
         let k = read_amount(s, "ecn_k", "step marking threshold K: mark when occupancy on arrival > K")?;
         let rmin = read_amount(s, "red_min", "RED: no marking at or below this occupancy")?;
         let rmax = read_amount(s, "red_max", "RED: mark everything above this occupancy")?;
-        let pmax = s.f64_or("red_pmax", match base.ecn { Ecn::Red { pmax, .. } => pmax, _ => 1.0 }, "probability",
-            "RED: marking probability at red_max")?;
+        let pmax = s.f64_or(
+            "red_pmax",
+            match base.ecn {
+                Ecn::Red { pmax, .. } => pmax,
+                _ => 1.0,
+            },
+            "probability",
+            "RED: marking probability at red_max",
+        )?;
         let ecn = match kind.as_str() {
             "none" => {
-                s.ensure(k.is_none() && rmin.is_none() && rmax.is_none(), "ecn",
-                    "ECN thresholds are set but ecn = \"none\"; set ecn = \"step\" or \"red\"")?;
+                s.ensure(
+                    k.is_none() && rmin.is_none() && rmax.is_none(),
+                    "ecn",
+                    "ECN thresholds are set but ecn = \"none\"; set ecn = \"step\" or \"red\"",
+                )?;
                 Ecn::None
             }
             "step" => {
-                let k = k.or(match base.ecn { Ecn::Step(k) => Some(k), _ => None });
+                let k = k.or(match base.ecn {
+                    Ecn::Step(k) => Some(k),
+                    _ => None,
+                });
                 match k {
                     Some(k) => Ecn::Step(k),
                     None if s.is_describe() => Ecn::None,
@@ -157,44 +182,88 @@ impl QueueConfig {
                     (Some(a), Some(b), _) => (a, b),
                     (None, None, Ecn::Red { min, max, .. }) => (min, max),
                     _ if s.is_describe() => (Amount::Packets(0), Amount::Packets(1)),
-                    _ => return Err(s.err("red_min_packets", "ecn = \"red\" needs red_min_* and red_max_* (both bytes or both packets)")),
+                    _ => {
+                        return Err(s.err(
+                            "red_min_packets",
+                            "ecn = \"red\" needs red_min_* and red_max_* (both bytes or both packets)",
+                        ))
+                    }
                 };
-                s.ensure(std::mem::discriminant(&min) == std::mem::discriminant(&max), "red_max_packets",
-                    "red_min and red_max must use the same unit (both _bytes or both _packets)")?;
+                s.ensure(
+                    std::mem::discriminant(&min) == std::mem::discriminant(&max),
+                    "red_max_packets",
+                    "red_min and red_max must use the same unit (both _bytes or both _packets)",
+                )?;
                 s.ensure(min.value() < max.value(), "red_max_packets", "red_max must be greater than red_min")?;
                 s.ensure((0.0..=1.0).contains(&pmax), "red_pmax", "must be a probability in [0, 1]")?;
                 Ecn::Red { min, max, pmax }
             }
         };
-        let sched_default = match base.scheduling { Scheduling::Strict => "strict", Scheduling::Wrr(_) => "wrr" };
-        let sched = s.choice_or("scheduling", &["strict", "wrr"], sched_default,
-            "how classes share the link: strict priority, or weighted round robin (wrr_weights)")?;
-        let base_weights: Vec<f64> = match &base.scheduling { Scheduling::Wrr(w) => w.iter().map(|&x| x as f64).collect(), _ => vec![] };
-        let weights = s.f64_list_or("wrr_weights", &base_weights, "packets",
-            "wrr: packets each class may send per turn, one entry per class (NDP: [10, 1], headers:data)")?;
+        let sched_default = match base.scheduling {
+            Scheduling::Strict => "strict",
+            Scheduling::Wrr(_) => "wrr",
+        };
+        let sched = s.choice_or(
+            "scheduling",
+            &["strict", "wrr"],
+            sched_default,
+            "how classes share the link: strict priority, or weighted round robin (wrr_weights)",
+        )?;
+        let base_weights: Vec<f64> = match &base.scheduling {
+            Scheduling::Wrr(w) => w.iter().map(|&x| x as f64).collect(),
+            _ => vec![],
+        };
+        let weights = s.f64_list_or(
+            "wrr_weights",
+            &base_weights,
+            "packets",
+            "wrr: packets each class may send per turn, one entry per class (NDP: [10, 1], headers:data)",
+        )?;
         let scheduling = if sched == "wrr" {
-            s.ensure(weights.len() == priorities as usize, "wrr_weights",
-                format!("needs one weight per class ({priorities}), got {}", weights.len()))?;
-            s.ensure(weights.iter().all(|&w| w >= 1.0 && w.fract() == 0.0 && w <= 1e6), "wrr_weights",
-                "weights must be whole numbers >= 1")?;
+            s.ensure(
+                weights.len() == priorities as usize,
+                "wrr_weights",
+                format!("needs one weight per class ({priorities}), got {}", weights.len()),
+            )?;
+            s.ensure(
+                weights.iter().all(|&w| w >= 1.0 && w.fract() == 0.0 && w <= 1e6),
+                "wrr_weights",
+                "weights must be whole numbers >= 1",
+            )?;
             Scheduling::Wrr(weights.iter().map(|&w| w as u32).collect())
         } else {
             s.ensure(!s.has("wrr_weights") || s.is_describe(), "wrr_weights", "only used with scheduling = \"wrr\"")?;
             Scheduling::Strict
         };
 
-        let trim_on = s.bool_or("trim", base.trim.is_some(),
-            "NDP payload trimming: a full data queue trims packets to headers instead of dropping them")?;
-        let hl = s.u64_opt("header_limit_bytes", "bytes",
-            "trim: limit of the header queue (class 0); default twice the data limit in bytes, as htsim")?;
-        let bounce = s.bool_or("bounce", base.trim.map_or(true, |t| t.bounce),
-            "trim: return a header to its sender when the header queue is full (else drop it)")?;
+        let trim_on = s.bool_or(
+            "trim",
+            base.trim.is_some(),
+            "NDP payload trimming: a full data queue trims packets to headers instead of dropping them",
+        )?;
+        let hl = s.u64_opt(
+            "header_limit_bytes",
+            "bytes",
+            "trim: limit of the header queue (class 0); default twice the data limit in bytes, as htsim",
+        )?;
+        let bounce = s.bool_or(
+            "bounce",
+            base.trim.is_none_or(|t| t.bounce),
+            "trim: return a header to its sender when the header queue is full (else drop it)",
+        )?;
         let trim = if trim_on {
             let Some(limit) = limit else {
                 return Err(s.err("trim", "trimming needs a data queue limit: set limit_packets or limit_bytes"));
             };
-            s.ensure(priorities >= 2, "priorities", "trimming needs at least 2 classes: headers in class 0, data below")?;
-            let data_bytes = match limit { Amount::Bytes(b) => b, Amount::Packets(p) => p * mtu as u64 };
+            s.ensure(
+                priorities >= 2,
+                "priorities",
+                "trimming needs at least 2 classes: headers in class 0, data below",
+            )?;
+            let data_bytes = match limit {
+                Amount::Bytes(b) => b,
+                Amount::Packets(p) => p * mtu as u64,
+            };
             let header_limit_bytes = hl.or(base.trim.map(|t| t.header_limit_bytes)).unwrap_or(2 * data_bytes);
             Some(Trim { header_limit_bytes, bounce, header_bytes })
         } else {
@@ -233,7 +302,10 @@ mod tests {
 
     #[test]
     fn red_probability_is_linear() {
-        let q = QueueConfig { ecn: Ecn::Red { min: Amount::Bytes(1000), max: Amount::Bytes(3000), pmax: 0.5 }, ..QueueConfig::infinite() };
+        let q = QueueConfig {
+            ecn: Ecn::Red { min: Amount::Bytes(1000), max: Amount::Bytes(3000), pmax: 0.5 },
+            ..QueueConfig::infinite()
+        };
         let mut r = Rng::seed_from(1);
         let n = 100_000;
         let marked = (0..n).filter(|_| q.should_mark(2000, 0, &mut r)).count();

@@ -32,7 +32,13 @@ pub struct Routes {
 
 impl Routes {
     /// Builds the tables by one breadth-first search per edge switch over the switch graph.
-    pub fn build(hosts: u32, nodes: u32, ports: &[Port], ports_of: &[Vec<PortId>], seed: u64) -> Result<Routes, String> {
+    pub fn build(
+        hosts: u32,
+        nodes: u32,
+        ports: &[Port],
+        ports_of: &[Vec<PortId>],
+        seed: u64,
+    ) -> Result<Routes, String> {
         let mut edge_of_host = vec![u32::MAX; hosts as usize];
         let mut host_port = vec![u32::MAX; hosts as usize];
         let mut nic_port = vec![u32::MAX; hosts as usize];

@@ -335,11 +335,9 @@ impl<'a> Section<'a> {
     pub fn u64_list(&mut self, key: &str, unit: &'static str, doc: &'static str) -> SpecResult<Vec<u64>> {
         self.record(key, "array of integers".into(), unit, None, doc);
         let r: Vec<u64> = match self.raw(key) {
-            Some(Value::Array(a)) => a
-                .iter()
-                .enumerate()
-                .map(|(i, v)| self.as_u64(&format!("{key}[{i}]"), v))
-                .collect(),
+            Some(Value::Array(a)) => {
+                a.iter().enumerate().map(|(i, v)| self.as_u64(&format!("{key}[{i}]"), v)).collect()
+            }
             Some(v) => Err(self.err(key, format!("expected an array, got {}", type_name(v)))),
             None if self.is_describe() => Ok(vec![]),
             None => Err(self.missing(key)),
@@ -349,14 +347,18 @@ impl<'a> Section<'a> {
     }
 
     /// A list of floats (e.g. size-group edges); `default` when absent.
-    pub fn f64_list_or(&mut self, key: &str, default: &[f64], unit: &'static str, doc: &'static str) -> SpecResult<Vec<f64>> {
+    pub fn f64_list_or(
+        &mut self,
+        key: &str,
+        default: &[f64],
+        unit: &'static str,
+        doc: &'static str,
+    ) -> SpecResult<Vec<f64>> {
         self.record(key, "array of floats".into(), unit, Some(format!("{default:?}")), doc);
         let r: Vec<f64> = match self.raw(key) {
-            Some(Value::Array(a)) => a
-                .iter()
-                .enumerate()
-                .map(|(i, v)| self.as_f64(&format!("{key}[{i}]"), v))
-                .collect(),
+            Some(Value::Array(a)) => {
+                a.iter().enumerate().map(|(i, v)| self.as_f64(&format!("{key}[{i}]"), v)).collect()
+            }
             Some(v) => Err(self.err(key, format!("expected an array, got {}", type_name(v)))),
             None => Ok(default.to_vec()),
         }?;
@@ -399,7 +401,10 @@ impl<'a> Section<'a> {
                 .enumerate()
                 .map(|(i, v)| match v {
                     Value::Object(m) => Ok(self.child(format!("{path}[{i}]"), m)),
-                    _ => Err(SpecError { field: format!("{path}[{i}]"), message: format!("expected a table, got {}", type_name(v)) }),
+                    _ => Err(SpecError {
+                        field: format!("{path}[{i}]"),
+                        message: format!("expected a table, got {}", type_name(v)),
+                    }),
                 })
                 .collect(),
             (_, Some(Value::Object(m))) => Ok(vec![self.child(format!("{path}[0]"), m)]),

@@ -65,7 +65,20 @@ impl Simulation {
         if spec.warmup == 0 {
             flows.open_window();
         }
-        Ok(Simulation { spec, events, net, transport, flows, workload, next_arrival, arrival_at, ended_at: 0, data_delivered: 0, samples: Vec::new(), last_rx: Vec::new() })
+        Ok(Simulation {
+            spec,
+            events,
+            net,
+            transport,
+            flows,
+            workload,
+            next_arrival,
+            arrival_at,
+            ended_at: 0,
+            data_delivered: 0,
+            samples: Vec::new(),
+            last_rx: Vec::new(),
+        })
     }
 
     /// Runs to the end. Returns the number of events processed.
@@ -74,8 +87,7 @@ impl Simulation {
         let started = Instant::now();
         let mut last_report = started;
         let framing = self.spec.framing;
-        loop {
-            let Some((now, ev)) = self.events.pop() else { break };
+        while let Some((now, ev)) = self.events.pop() {
             if now > end {
                 break; // the event is dropped: nothing after the end is simulated
             }
@@ -95,19 +107,22 @@ impl Simulation {
                         debug_assert_eq!(p.dst, node, "packet for host {} reached host {node}", p.dst);
                         self.net.pool.release(pkt, Fate::Delivered);
                         self.data_delivered += u64::from(p.kind == PacketKind::Data);
-                        let mut ctx = Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
+                        let mut ctx =
+                            Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
                         self.transport.on_packet(&mut ctx, node, &p);
                     }
                 }
                 Event::PortFree(port) => {
                     if self.net.on_port_free(port, now, &mut self.events) {
                         let host = self.net.ports[port as usize].owner;
-                        let mut ctx = Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
+                        let mut ctx =
+                            Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
                         self.transport.on_nic_idle(&mut ctx, host);
                     }
                 }
                 Event::Timer { kind, id } => {
-                    let mut ctx = Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
+                    let mut ctx =
+                        Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
                     self.transport.on_timer(&mut ctx, kind, id);
                 }
                 Event::FlowArrival => {
@@ -126,7 +141,10 @@ impl Simulation {
                 self.restart_closed_loops(now);
             }
             self.ended_at = now;
-            if self.spec.stop_when_done && self.next_arrival.is_none() && self.flows.finished == self.flows.records.len() as u64 {
+            if self.spec.stop_when_done
+                && self.next_arrival.is_none()
+                && self.flows.finished == self.flows.records.len() as u64
+            {
                 break; // (a pending Sample event alone does not keep the run alive)
             }
             if opts.progress && self.events.processed & 0xFFFFF == 0 {
@@ -146,7 +164,10 @@ impl Simulation {
                 }
             }
         }
-        if !(self.spec.stop_when_done && self.next_arrival.is_none() && self.flows.finished == self.flows.records.len() as u64) {
+        if !(self.spec.stop_when_done
+            && self.next_arrival.is_none()
+            && self.flows.finished == self.flows.records.len() as u64)
+        {
             self.ended_at = end;
         }
         self.net.check_conservation().map_err(RunError::Invariant)?;
@@ -176,8 +197,21 @@ impl Simulation {
     fn start_flows(&mut self, now: Time) {
         while let Some(a) = self.next_arrival.filter(|a| a.start <= now) {
             debug_assert_eq!(a.start, now);
-            let id = self.flows.start(FlowRecord { src: a.src, dst: a.dst, size: a.size_bytes, start: now, end: None, component: a.component });
-            let mut ctx = Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing: self.spec.framing };
+            let id = self.flows.start(FlowRecord {
+                src: a.src,
+                dst: a.dst,
+                size: a.size_bytes,
+                start: now,
+                end: None,
+                component: a.component,
+            });
+            let mut ctx = Ctx {
+                now,
+                net: &mut self.net,
+                events: &mut self.events,
+                flows: &mut self.flows,
+                framing: self.spec.framing,
+            };
             self.transport.start_flow(&mut ctx, id);
             self.next_arrival = self.workload.next();
         }
@@ -217,7 +251,10 @@ impl Simulation {
 /// Reads and validates a spec; returns it with the resolved form (every default filled in).
 pub fn read_spec(spec: &serde_json::Value) -> Result<(RunSpec, serde_json::Value), RunError> {
     let Some(map) = spec.as_object() else {
-        return Err(RunError::Spec(crate::scenario::reader::SpecError { field: "(root)".into(), message: "the spec must be a table".into() }));
+        return Err(RunError::Spec(crate::scenario::reader::SpecError {
+            field: "(root)".into(),
+            message: "the spec must be a table".into(),
+        }));
     };
     let rec = Resolved::default();
     let mut top = Section::recording("", map, &rec);

@@ -44,22 +44,40 @@ impl RunSpec {
         let name = top.string_opt("name", "a label for the run (free text)")?.unwrap_or_default();
         let seed = top.u64_or("seed", 1, "", "run seed: every random stream derives from it")?;
         let duration_us = top.f64("duration_us", "us", "simulated time to run")?;
-        top.ensure(duration_us > 0.0 && duration_us <= MAX_DURATION_US, "duration_us",
-            format!("must be in (0, {MAX_DURATION_US}] us, got {duration_us}"))?;
-        let stop_when_done = top.bool_or("stop_when_done", true,
-            "end early once the workload has no more arrivals and every flow has finished")?;
+        top.ensure(
+            duration_us > 0.0 && duration_us <= MAX_DURATION_US,
+            "duration_us",
+            format!("must be in (0, {MAX_DURATION_US}] us, got {duration_us}"),
+        )?;
+        let stop_when_done = top.bool_or(
+            "stop_when_done",
+            true,
+            "end early once the workload has no more arrivals and every flow has finished",
+        )?;
 
         let mut m = top.table("measure", "the measurement window")?;
-        let warmup_us = m.f64_or("warmup_us", 0.0, "us",
-            "statistics (goodput, queues, counters, slowdown) cover only flows and time after this")?;
-        m.ensure(warmup_us >= 0.0 && warmup_us < duration_us, "warmup_us",
-            format!("must be in [0, duration_us), got {warmup_us}"))?;
+        let warmup_us = m.f64_or(
+            "warmup_us",
+            0.0,
+            "us",
+            "statistics (goodput, queues, counters, slowdown) cover only flows and time after this",
+        )?;
+        m.ensure(
+            warmup_us >= 0.0 && warmup_us < duration_us,
+            "warmup_us",
+            format!("must be in [0, duration_us), got {warmup_us}"),
+        )?;
         m.finish()?;
 
         let mut n = top.table("net", "packet format and switch model")?;
         let mtu = n.u64_or("mtu_bytes", 1500, "bytes", "wire bytes of a full-sized data packet, headers included")?;
         let header = n.u64_or("header_bytes", 64, "bytes", "header bytes in every data packet (part of mtu_bytes)")?;
-        let control = n.u64_or("control_bytes", 64, "bytes", "wire bytes of a control packet (ACK, NACK, PULL, credit, trimmed header)")?;
+        let control = n.u64_or(
+            "control_bytes",
+            64,
+            "bytes",
+            "wire bytes of a control packet (ACK, NACK, PULL, credit, trimmed header)",
+        )?;
         let latency = n.f64_or("switch_latency_us", 0.0, "us", "processing latency added at every switch")?;
         let pacing = n.f64_opt("nic_pacing_gbps", "Gb/s",
             "pace every host NIC to this rate (packets serialize at line rate, spaced by the pacing gap); unset = line rate")?;
@@ -117,10 +135,17 @@ impl RunSpec {
 
         let mut me = top.table("metrics", "what to measure")?;
         let edges = if me.has("size_group_edges_bytes") || me.is_describe() {
-            let e = me.f64_list_or("size_group_edges_bytes", &[], "bytes",
-                "edges of the slowdown size groups; default: MSS, BDP, 8 x BDP (the SIRD paper's groups)")?;
-            me.ensure(!e.is_empty() && e.windows(2).all(|w| w[0] < w[1]) && e[0] > 0.0, "size_group_edges_bytes",
-                "must be a non-empty, strictly increasing list of positive sizes")?;
+            let e = me.f64_list_or(
+                "size_group_edges_bytes",
+                &[],
+                "bytes",
+                "edges of the slowdown size groups; default: MSS, BDP, 8 x BDP (the SIRD paper's groups)",
+            )?;
+            me.ensure(
+                !e.is_empty() && e.windows(2).all(|w| w[0] < w[1]) && e[0] > 0.0,
+                "size_group_edges_bytes",
+                "must be a non-empty, strictly increasing list of positive sizes",
+            )?;
             Some(e.iter().map(|&x| x as u64).collect())
         } else {
             None
@@ -129,7 +154,11 @@ impl RunSpec {
             "record a time series of every switch's queued bytes and every host's receive rate at this interval; unset = none")?;
         if let Some(v) = sample {
             me.ensure(v >= 0.01 && v <= duration_us, "sample_interval_us", "must be in [0.01 us, duration_us]")?;
-            me.ensure(duration_us / v <= 1e6, "sample_interval_us", "more than a million samples: use a longer interval")?;
+            me.ensure(
+                duration_us / v <= 1e6,
+                "sample_interval_us",
+                "more than a million samples: use a longer interval",
+            )?;
         }
         me.finish()?;
 

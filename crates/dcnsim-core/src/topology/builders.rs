@@ -37,7 +37,15 @@ pub fn dumbbell(n: u32, rate: Rate, delay: Time, b_rate: Rate, b_delay: Time) ->
 }
 
 /// Host h is in rack h / hosts_per_rack.
-pub fn leaf_spine(racks: u32, per_rack: u32, spines: u32, host_rate: Rate, core_rate: Rate, host_delay: Time, core_delay: Time) -> Graph {
+pub fn leaf_spine(
+    racks: u32,
+    per_rack: u32,
+    spines: u32,
+    host_rate: Rate,
+    core_rate: Rate,
+    host_delay: Time,
+    core_delay: Time,
+) -> Graph {
     let mut g = Graph { hosts: racks * per_rack, ..Default::default() };
     let leaves: Vec<u32> = (0..racks).map(|r| g.add_switch(format!("tor{r}"), Tier::Edge)).collect();
     let spine_ids: Vec<u32> = (0..spines).map(|s| g.add_switch(format!("spine{s}"), Tier::Core)).collect();

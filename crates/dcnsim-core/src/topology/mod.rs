@@ -80,11 +80,19 @@ impl Topology {
     pub fn read(s: &mut Section) -> SpecResult<Topology> {
         let kind = TopologySpec::read(s)?;
         let mut overrides = Vec::new();
-        for (index, mut o) in s.tables_opt("link_overrides", "links whose rate differs, e.g. a degraded core link")?.into_iter().enumerate() {
-            let a = o.string("a", "[link_overrides] one end of the link (a node name: host3, tor0, agg1_0, core5, spine2, left, ...)")?;
+        for (index, mut o) in s
+            .tables_opt("link_overrides", "links whose rate differs, e.g. a degraded core link")?
+            .into_iter()
+            .enumerate()
+        {
+            let a = o.string(
+                "a",
+                "[link_overrides] one end of the link (a node name: host3, tor0, agg1_0, core5, spine2, left, ...)",
+            )?;
             let b = o.string("b", "[link_overrides] the other end")?;
             let rate_gbps = rate(&mut o, "rate_gbps", "[link_overrides] the link's new rate")?;
-            let one_way = o.bool_or("one_way", false, "[link_overrides] change only the direction from a to b (default: both)")?;
+            let one_way =
+                o.bool_or("one_way", false, "[link_overrides] change only the direction from a to b (default: both)")?;
             o.finish()?;
             overrides.push(LinkOverride { a, b, rate_gbps, one_way, index });
         }
@@ -94,7 +102,13 @@ impl Topology {
     /// Builds the graph and applies the overrides; errors name the override that matches no link.
     pub fn build(&self) -> SpecResult<Graph> {
         let mut g = self.kind.build();
-        let name = |g: &Graph, n: u32| if n < g.hosts { format!("host{n}") } else { g.switches[(n - g.hosts) as usize].name.clone() };
+        let name = |g: &Graph, n: u32| {
+            if n < g.hosts {
+                format!("host{n}")
+            } else {
+                g.switches[(n - g.hosts) as usize].name.clone()
+            }
+        };
         for o in &self.overrides {
             let found = (0..g.links.len()).find(|&i| {
                 let (x, y) = (name(&g, g.links[i].a), name(&g, g.links[i].b));
@@ -122,10 +136,35 @@ impl Topology {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TopologySpec {
-    SingleSwitch { hosts: u32, host_rate_gbps: f64, host_delay_us: f64 },
-    Dumbbell { hosts_per_side: u32, host_rate_gbps: f64, host_delay_us: f64, bottleneck_rate_gbps: f64, bottleneck_delay_us: f64 },
-    LeafSpine { racks: u32, hosts_per_rack: u32, spines: u32, host_rate_gbps: f64, core_rate_gbps: f64, host_delay_us: f64, core_delay_us: f64 },
-    FatTree { k: u32, oversubscription: u32, host_rate_gbps: f64, core_rate_gbps: f64, host_delay_us: f64, core_delay_us: f64 },
+    SingleSwitch {
+        hosts: u32,
+        host_rate_gbps: f64,
+        host_delay_us: f64,
+    },
+    Dumbbell {
+        hosts_per_side: u32,
+        host_rate_gbps: f64,
+        host_delay_us: f64,
+        bottleneck_rate_gbps: f64,
+        bottleneck_delay_us: f64,
+    },
+    LeafSpine {
+        racks: u32,
+        hosts_per_rack: u32,
+        spines: u32,
+        host_rate_gbps: f64,
+        core_rate_gbps: f64,
+        host_delay_us: f64,
+        core_delay_us: f64,
+    },
+    FatTree {
+        k: u32,
+        oversubscription: u32,
+        host_rate_gbps: f64,
+        core_rate_gbps: f64,
+        host_delay_us: f64,
+        core_delay_us: f64,
+    },
 }
 
 pub const KINDS: &[(&str, &str)] = &[
@@ -185,7 +224,12 @@ impl TopologySpec {
                 host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
                 host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
                 bottleneck_rate_gbps: rate(s, "bottleneck_rate_gbps", "[dumbbell] rate of the switch-to-switch link")?,
-                bottleneck_delay_us: delay(s, "bottleneck_delay_us", 1.0, "[dumbbell] delay of the switch-to-switch link")?,
+                bottleneck_delay_us: delay(
+                    s,
+                    "bottleneck_delay_us",
+                    1.0,
+                    "[dumbbell] delay of the switch-to-switch link",
+                )?,
             },
             "leaf_spine" => TopologySpec::LeafSpine {
                 racks: count(s, "racks", 1, "[leaf_spine] leaf switches (racks)")?,
@@ -194,14 +238,23 @@ impl TopologySpec {
                 host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
                 core_rate_gbps: rate(s, "core_rate_gbps", "[leaf_spine, fat_tree] rate of switch-to-switch links")?,
                 host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
-                core_delay_us: delay(s, "core_delay_us", 1.0, "[leaf_spine, fat_tree] delay of switch-to-switch links")?,
+                core_delay_us: delay(
+                    s,
+                    "core_delay_us",
+                    1.0,
+                    "[leaf_spine, fat_tree] delay of switch-to-switch links",
+                )?,
             },
             "fat_tree" => {
                 let k = s.u64("k", "ports", "[fat_tree] switch radix k: k pods, k^3/4 hosts")?;
                 s.ensure(k >= 2 && k % 2 == 0, "k", format!("must be an even number >= 2, got {k}"))?;
                 s.ensure(k <= 128, "k", format!("must be at most 128, got {k}"))?;
-                let over = s.u64_or("oversubscription", 1, "ratio",
-                    "[fat_tree] hosts per ToR = oversubscription x k/2 (1 = full bisection)")?;
+                let over = s.u64_or(
+                    "oversubscription",
+                    1,
+                    "ratio",
+                    "[fat_tree] hosts per ToR = oversubscription x k/2 (1 = full bisection)",
+                )?;
                 s.ensure((1..=64).contains(&over), "oversubscription", "must be an integer in [1, 64]")?;
                 let host_rate_gbps = rate(s, "host_rate_gbps", host_rate_doc)?;
                 TopologySpec::FatTree {
@@ -214,7 +267,12 @@ impl TopologySpec {
                         s.f64_or("core_rate_gbps", host_rate_gbps, "Gb/s", "")?
                     },
                     host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
-                    core_delay_us: delay(s, "core_delay_us", 1.0, "[leaf_spine, fat_tree] delay of switch-to-switch links")?,
+                    core_delay_us: delay(
+                        s,
+                        "core_delay_us",
+                        1.0,
+                        "[leaf_spine, fat_tree] delay of switch-to-switch links",
+                    )?,
                 }
             }
             other => unreachable!("unknown topology kind {other}"),
@@ -248,18 +306,51 @@ impl TopologySpec {
             TopologySpec::SingleSwitch { hosts, host_rate_gbps, host_delay_us } => {
                 builders::single_switch(hosts, Rate::from_gbps(host_rate_gbps), from_us(host_delay_us))
             }
-            TopologySpec::Dumbbell { hosts_per_side, host_rate_gbps, host_delay_us, bottleneck_rate_gbps, bottleneck_delay_us } => {
-                builders::dumbbell(hosts_per_side, Rate::from_gbps(host_rate_gbps), from_us(host_delay_us),
-                    Rate::from_gbps(bottleneck_rate_gbps), from_us(bottleneck_delay_us))
-            }
-            TopologySpec::LeafSpine { racks, hosts_per_rack, spines, host_rate_gbps, core_rate_gbps, host_delay_us, core_delay_us } => {
-                builders::leaf_spine(racks, hosts_per_rack, spines, Rate::from_gbps(host_rate_gbps), Rate::from_gbps(core_rate_gbps),
-                    from_us(host_delay_us), from_us(core_delay_us))
-            }
-            TopologySpec::FatTree { k, oversubscription, host_rate_gbps, core_rate_gbps, host_delay_us, core_delay_us } => {
-                builders::fat_tree(k, oversubscription, Rate::from_gbps(host_rate_gbps), Rate::from_gbps(core_rate_gbps),
-                    from_us(host_delay_us), from_us(core_delay_us))
-            }
+            TopologySpec::Dumbbell {
+                hosts_per_side,
+                host_rate_gbps,
+                host_delay_us,
+                bottleneck_rate_gbps,
+                bottleneck_delay_us,
+            } => builders::dumbbell(
+                hosts_per_side,
+                Rate::from_gbps(host_rate_gbps),
+                from_us(host_delay_us),
+                Rate::from_gbps(bottleneck_rate_gbps),
+                from_us(bottleneck_delay_us),
+            ),
+            TopologySpec::LeafSpine {
+                racks,
+                hosts_per_rack,
+                spines,
+                host_rate_gbps,
+                core_rate_gbps,
+                host_delay_us,
+                core_delay_us,
+            } => builders::leaf_spine(
+                racks,
+                hosts_per_rack,
+                spines,
+                Rate::from_gbps(host_rate_gbps),
+                Rate::from_gbps(core_rate_gbps),
+                from_us(host_delay_us),
+                from_us(core_delay_us),
+            ),
+            TopologySpec::FatTree {
+                k,
+                oversubscription,
+                host_rate_gbps,
+                core_rate_gbps,
+                host_delay_us,
+                core_delay_us,
+            } => builders::fat_tree(
+                k,
+                oversubscription,
+                Rate::from_gbps(host_rate_gbps),
+                Rate::from_gbps(core_rate_gbps),
+                from_us(host_delay_us),
+                from_us(core_delay_us),
+            ),
         }
     }
 }

@@ -50,8 +50,12 @@ pub struct DctcpConfig {
 impl DctcpConfig {
     pub fn read(s: &mut Section, ecn: bool, lb: LoadBalancing) -> SpecResult<DctcpConfig> {
         let (g, init_alpha) = if ecn || s.is_describe() {
-            let g = s.f64_or("g", 1.0 / 16.0, "",
-                "[dctcp] alpha EWMA gain (the DCTCP paper: 1/16; SIRD's evaluation: 0.08)")?;
+            let g = s.f64_or(
+                "g",
+                1.0 / 16.0,
+                "",
+                "[dctcp] alpha EWMA gain (the DCTCP paper: 1/16; SIRD's evaluation: 0.08)",
+            )?;
             s.ensure(g > 0.0 && g <= 1.0, "g", format!("must be in (0, 1], got {g}"))?;
             let a = s.f64_or("init_alpha", 1.0, "", "[dctcp] alpha before the first window of ACKs (Linux: 1)")?;
             s.ensure((0.0..=1.0).contains(&a), "init_alpha", "must be in [0, 1]")?;
@@ -59,28 +63,45 @@ impl DctcpConfig {
         } else {
             (0.0, 0.0)
         };
-        let iw = s.u64_or("init_cwnd_packets", 10, "packets",
-            "[dctcp, newreno] initial congestion window (SIRD's evaluation: ~1 BDP)")?;
+        let iw = s.u64_or(
+            "init_cwnd_packets",
+            10,
+            "packets",
+            "[dctcp, newreno] initial congestion window (SIRD's evaluation: ~1 BDP)",
+        )?;
         s.ensure((1..=1_000_000).contains(&iw), "init_cwnd_packets", "must be in [1, 1000000]")?;
-        let slow_start = s.bool_or("slow_start", true,
-            "[dctcp, newreno] grow exponentially up to ssthresh; false = fixed initial window, additive increase only")?;
+        let slow_start = s.bool_or(
+            "slow_start",
+            true,
+            "[dctcp, newreno] grow exponentially up to ssthresh; false = fixed initial window, additive increase only",
+        )?;
         let max_cwnd = s.u64_opt("max_cwnd_packets", "packets", "[dctcp, newreno] cap on the window; unset = none")?;
         if let Some(m) = max_cwnd {
             s.ensure(m >= 1, "max_cwnd_packets", "must be at least 1")?;
         }
         let min_rto = s.f64_or("min_rto_us", 200.0, "us", "[dctcp, newreno] floor of the retransmission timeout")?;
         s.ensure(min_rto > 0.0 && min_rto <= 1e7, "min_rto_us", "must be in (0, 1e7] us")?;
-        let init_rto = s.f64_or("initial_rto_us", 1000.0, "us",
-            "[dctcp, newreno] retransmission timeout before the first RTT sample")?;
+        let init_rto = s.f64_or(
+            "initial_rto_us",
+            1000.0,
+            "us",
+            "[dctcp, newreno] retransmission timeout before the first RTT sample",
+        )?;
         s.ensure(init_rto > 0.0 && init_rto <= 1e7, "initial_rto_us", "must be in (0, 1e7] us")?;
-        let dupack = s.u64_or("dupack_threshold", 3, "ACKs", "[dctcp, newreno] duplicate ACKs that trigger fast retransmit")?;
+        let dupack =
+            s.u64_or("dupack_threshold", 3, "ACKs", "[dctcp, newreno] duplicate ACKs that trigger fast retransmit")?;
         s.ensure((1..=100).contains(&dupack), "dupack_threshold", "must be in [1, 100]")?;
-        let data_priority = s.u64_or("data_priority", 0, "class", "[dctcp, newreno] priority class of data packets (0 = highest)")?;
-        let ack_priority = s.u64_or("ack_priority", 0, "class", "[dctcp, newreno] priority class of ACKs (0 = highest)")?;
+        let data_priority =
+            s.u64_or("data_priority", 0, "class", "[dctcp, newreno] priority class of data packets (0 = highest)")?;
+        let ack_priority =
+            s.u64_or("ack_priority", 0, "class", "[dctcp, newreno] priority class of ACKs (0 = highest)")?;
         s.ensure(data_priority < 8, "data_priority", "must be in 0..7")?;
         s.ensure(ack_priority < 8, "ack_priority", "must be in 0..7")?;
-        s.ensure(lb != LoadBalancing::Source, "protocol",
-            "DCTCP does not choose source routes; use routing.load_balancing = \"ecmp\" or \"spray\"")?;
+        s.ensure(
+            lb != LoadBalancing::Source,
+            "protocol",
+            "DCTCP does not choose source routes; use routing.load_balancing = \"ecmp\" or \"spray\"",
+        )?;
         Ok(DctcpConfig {
             ecn,
             g,
@@ -145,10 +166,17 @@ pub struct Dctcp {
     ecn_cuts: u64,
 }
 
-
 impl Dctcp {
     pub fn new(cfg: DctcpConfig, framing: Framing, _hosts: u32) -> Dctcp {
-        Dctcp { cfg, framing, conns: ConnTable::default(), retransmits: 0, fast_retransmits: 0, timeouts: 0, ecn_cuts: 0 }
+        Dctcp {
+            cfg,
+            framing,
+            conns: ConnTable::default(),
+            retransmits: 0,
+            fast_retransmits: 0,
+            timeouts: 0,
+            ecn_cuts: 0,
+        }
     }
 
     pub fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -48,8 +48,8 @@ use crate::engine::rng::Rng;
 use crate::engine::time::{from_us, Rate, Time};
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
-use std::collections::{BinaryHeap, VecDeque};
 use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 const TIMER_PULL: u8 = 1;
 const TIMER_RTO: u8 = 2;
@@ -85,28 +85,59 @@ pub struct NdpConfig {
 impl NdpConfig {
     pub fn read(s: &mut Section, lb: LoadBalancing, phost: bool) -> SpecResult<NdpConfig> {
         let (iw_default, order_default, rto_default) = if phost { (8, "srpt", 1000.0) } else { (30, "fair", 5000.0) };
-        let iw = s.u64_or("initial_window_packets", iw_default, "packets",
-            "[ndp: 30 (the paper's simulations), phost: 8 (1 BDP)] packets sent at line rate before the first pull")?;
+        let iw = s.u64_or(
+            "initial_window_packets",
+            iw_default,
+            "packets",
+            "[ndp: 30 (the paper's simulations), phost: 8 (1 BDP)] packets sent at line rate before the first pull",
+        )?;
         s.ensure((1..=100_000).contains(&iw), "initial_window_packets", "must be in [1, 100000]")?;
-        let order = s.choice_or("pull_order", &["fair", "srpt"], order_default,
-            "[ndp: fair, phost: srpt] which connection a receiver pulls next: round robin, or fewest packets left")?;
-        let pull_rate = s.f64_or("pull_rate", 1.0, "fraction",
-            "[ndp, phost] pulls are paced at this fraction of the receiver's link rate (one per MTU + control packet)")?;
+        let order = s.choice_or(
+            "pull_order",
+            &["fair", "srpt"],
+            order_default,
+            "[ndp: fair, phost: srpt] which connection a receiver pulls next: round robin, or fewest packets left",
+        )?;
+        let pull_rate = s.f64_or(
+            "pull_rate",
+            1.0,
+            "fraction",
+            "[ndp, phost] pulls are paced at this fraction of the receiver's link rate (one per MTU + control packet)",
+        )?;
         s.ensure(pull_rate > 0.0 && pull_rate <= 10.0, "pull_rate", "must be in (0, 10]")?;
-        let min_rto = s.f64_or("min_rto_us", rto_default, "us",
-            "[ndp: 5000 (htsim), phost: 1000] floor of the retransmission timeout")?;
+        let min_rto = s.f64_or(
+            "min_rto_us",
+            rto_default,
+            "us",
+            "[ndp: 5000 (htsim), phost: 1000] floor of the retransmission timeout",
+        )?;
         s.ensure(min_rto > 0.0 && min_rto <= 1e7, "min_rto_us", "must be in (0, 1e7] us")?;
-        let init_rto = s.f64_or("initial_rto_us", 20000.0, "us", "[ndp, phost] retransmission timeout before an RTT sample (htsim: 20 ms)")?;
+        let init_rto = s.f64_or(
+            "initial_rto_us",
+            20000.0,
+            "us",
+            "[ndp, phost] retransmission timeout before an RTT sample (htsim: 20 ms)",
+        )?;
         s.ensure(init_rto > 0.0 && init_rto <= 1e7, "initial_rto_us", "must be in (0, 1e7] us")?;
         let path_penalty = s.bool_or("path_penalty", !phost,
             "[ndp: true, phost: false] leave paths whose NACK ratio (returns and RTO losses weigh 3) is an outlier out of use (section 3.2.3); needs source routing")?;
-        let rts = s.bool_or("return_to_sender_resend", true,
-            "[ndp] resend a returned header at once when no more pulls are expected or the path looks bad")?;
-        let prio: Vec<f64> = s.f64_list_or("prioritize_senders", &[], "hosts",
-            "[ndp] receivers serve pulls for flows from these senders first (strict priority)")?;
+        let rts = s.bool_or(
+            "return_to_sender_resend",
+            true,
+            "[ndp] resend a returned header at once when no more pulls are expected or the path looks bad",
+        )?;
+        let prio: Vec<f64> = s.f64_list_or(
+            "prioritize_senders",
+            &[],
+            "hosts",
+            "[ndp] receivers serve pulls for flows from these senders first (strict priority)",
+        )?;
         s.ensure(prio.iter().all(|&h| h >= 0.0 && h.fract() == 0.0), "prioritize_senders", "must be host ids")?;
-        s.ensure(lb != LoadBalancing::Ecmp || s.is_describe(), "protocol",
-            "NDP and pHost spray every packet: set routing.load_balancing = \"source\" or \"spray\"")?;
+        s.ensure(
+            lb != LoadBalancing::Ecmp || s.is_describe(),
+            "protocol",
+            "NDP and pHost spray every packet: set routing.load_balancing = \"source\" or \"spray\"",
+        )?;
         Ok(NdpConfig {
             phost,
             initial_window_packets: iw,
@@ -125,9 +156,14 @@ impl NdpConfig {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Sent {
     /// On its way; sent at this time on this path.
-    Out { at: Time, path: u16 },
+    Out {
+        at: Time,
+        path: u16,
+    },
     /// NACKed, returned or timed out: waiting in the retransmission queue.
-    Queued { path: u16 },
+    Queued {
+        path: u16,
+    },
     Acked,
 }
 
@@ -265,7 +301,9 @@ impl Ndp {
         let packets = rec.size.div_ceil(mss);
         let last_payload = (rec.size - (packets - 1) * mss) as u32;
         let n_paths = match self.cfg.lb {
-            LoadBalancing::Source => ctx.net.routes.path_count(&ctx.net.ports, rec.src, rec.dst).min(u16::MAX as u64) as u32,
+            LoadBalancing::Source => {
+                ctx.net.routes.path_count(&ctx.net.ports, rec.src, rec.dst).min(u16::MAX as u64) as u32
+            }
             _ => 1,
         };
         let mut paths: Vec<u32> = (0..n_paths).collect();
@@ -344,7 +382,9 @@ impl Ndp {
     fn send_one(&mut self, ctx: &mut Ctx, slot: u32, syn: bool) -> bool {
         let c = &mut self.conns[slot];
         let (seq, retx, last_path) = if let Some(Reverse(seq)) = c.rtx.pop() {
-            let Sent::Queued { path } = c.window[(seq - c.base) as usize] else { unreachable!("rtx queue out of sync") };
+            let Sent::Queued { path } = c.window[(seq - c.base) as usize] else {
+                unreachable!("rtx queue out of sync")
+            };
             (seq, true, Some(path))
         } else if c.next_new < c.packets {
             let s = c.next_new;
@@ -558,7 +598,7 @@ impl Ndp {
         // htsim's outlier test: enough samples, NACK ratio above 30% and 1.25x the mean ratio.
         let (ma, mn) = (c.total_acks / n, c.total_nacks / n);
         let ratio = if s.acks > 10 { s.nacks as u64 * 100 / s.acks as u64 } else { 0 };
-        let mean_ratio = if ma > 0 { mn * 100 / ma } else { 100 };
+        let mean_ratio = (mn * 100).checked_div(ma).unwrap_or(100);
         if s.acks + s.nacks > 100 && ratio * 4 > mean_ratio * 5 && ratio > 30 {
             s.avoid += 1;
         } else if s.avoid > 0 {

@@ -65,7 +65,8 @@ impl Cdf {
                         })?);
                     } else if let Some(v) = word.strip_prefix("mean_bytes=") {
                         let m = v.parse::<f64>().ok().filter(|m| m.is_finite() && *m > 0.0);
-                        declared_mean = Some(m.ok_or_else(|| format!("{}: mean_bytes `{v}` is not a positive number", at()))?);
+                        declared_mean =
+                            Some(m.ok_or_else(|| format!("{}: mean_bytes `{v}` is not a positive number", at()))?);
                     }
                 }
                 continue;
@@ -78,7 +79,8 @@ impl Cdf {
                 return Err(format!("{}: expected `size cumulative_probability`, got `{line}`", at()));
             }
             let size: f64 = fields[0].parse().map_err(|_| format!("{}: size `{}` is not a number", at(), fields[0]))?;
-            let p: f64 = fields[1].parse().map_err(|_| format!("{}: probability `{}` is not a number", at(), fields[1]))?;
+            let p: f64 =
+                fields[1].parse().map_err(|_| format!("{}: probability `{}` is not a number", at(), fields[1]))?;
             if !size.is_finite() || size < 0.0 {
                 return Err(format!("{}: size {size} must be a non-negative number", at()));
             }
@@ -108,7 +110,9 @@ impl Cdf {
     pub fn check(&self, rule: Interpolation) -> Result<(), String> {
         if rule == Interpolation::LogLinear {
             if let Some(&(s, p)) = self.points.iter().find(|&&(s, _)| s <= 0.0) {
-                return Err(format!("log_linear interpolation needs every size > 0; this CDF has a size of {s} (at probability {p})"));
+                return Err(format!(
+                    "log_linear interpolation needs every size > 0; this CDF has a size of {s} (at probability {p})"
+                ));
             }
         }
         Ok(())
@@ -213,7 +217,10 @@ pub fn load(value: &str) -> Result<Cdf, String> {
     }
     shipped(value).ok_or_else(|| {
         let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
-        format!("unknown CDF \"{value}\"; shipped: {} (or give a path containing '/' or ending in .cdf)", names.join(", "))
+        format!(
+            "unknown CDF \"{value}\"; shipped: {} (or give a path containing '/' or ending in .cdf)",
+            names.join(", ")
+        )
     })
 }
 
@@ -253,7 +260,8 @@ mod tests {
         // Second moments check against numeric integration of the quantile function.
         for rule in [Interpolation::Linear, Interpolation::LogLinear, Interpolation::Step] {
             let n = 200_000;
-            let num: f64 = (0..n).map(|i| cdf.quantile((i as f64 + 0.5) / n as f64, rule).powi(2)).sum::<f64>() / n as f64;
+            let num: f64 =
+                (0..n).map(|i| cdf.quantile((i as f64 + 0.5) / n as f64, rule).powi(2)).sum::<f64>() / n as f64;
             assert!((num / cdf.second_moment(rule) - 1.0).abs() < 1e-3, "{rule:?}");
         }
     }

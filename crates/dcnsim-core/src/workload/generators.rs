@@ -79,7 +79,13 @@ impl Workload {
             let mut rng = Rng::for_component(env.seed, &format!("workload[{i}]"));
             let index = i as u16;
             let mut ready = VecDeque::new();
-            let arrival = |start: Time, src: u32, dst: u32, size: u64| FlowArrival { start, src, dst, size_bytes: size, component: index };
+            let arrival = |start: Time, src: u32, dst: u32, size: u64| FlowArrival {
+                start,
+                src,
+                dst,
+                size_bytes: size,
+                component: index,
+            };
             let source = match &c.kind {
                 Kind::Poisson { load, cdf, rule, start, stop } => {
                     check_hosts(c, env.hosts, 2)?;
@@ -87,7 +93,13 @@ impl Workload {
                     offered += load * capacity;
                     let gap = 1e12 / rate;
                     let first = *start as f64 + rng.exponential(gap);
-                    Source::Poisson { next: first, gap, stop: stop.unwrap_or(env.end).min(env.end), cdf: cdf.clone(), rule: *rule }
+                    Source::Poisson {
+                        next: first,
+                        gap,
+                        stop: stop.unwrap_or(env.end).min(env.end),
+                        cdf: cdf.clone(),
+                        rule: *rule,
+                    }
                 }
                 Kind::Permutation { size, start } => {
                     check_hosts(c, env.hosts, 2)?;
@@ -98,13 +110,18 @@ impl Workload {
                 }
                 Kind::Incast { senders, size, mode } => {
                     if *senders >= env.hosts {
-                        return Err(c.err("senders", format!("must be less than the number of hosts ({}), got {senders}", env.hosts)));
+                        return Err(c.err(
+                            "senders",
+                            format!("must be less than the number of hosts ({}), got {senders}", env.hosts),
+                        ));
                     }
                     match mode {
                         IncastMode::Once { at, receiver } => {
                             let r = match receiver {
                                 Some(r) if *r >= env.hosts => {
-                                    return Err(c.err("receiver", format!("host {r} does not exist ({} hosts)", env.hosts)))
+                                    return Err(
+                                        c.err("receiver", format!("host {r} does not exist ({} hosts)", env.hosts))
+                                    )
                                 }
                                 Some(r) => *r,
                                 None => rng.below(env.hosts as u64) as u32,
@@ -122,18 +139,29 @@ impl Workload {
                             let gap = 1e12 / events_per_sec;
                             // A periodic overlay starts at a uniformly random phase, so the expected
                             // number of events in any window is exactly its length / gap.
-                            let first = *start as f64 + if *periodic { rng.uniform() * gap } else { rng.exponential(gap) };
+                            let first =
+                                *start as f64 + if *periodic { rng.uniform() * gap } else { rng.exponential(gap) };
                             let stop = stop.unwrap_or(env.end).min(env.end);
                             let pool = (0..env.hosts).collect();
-                            Source::Overlay { next: first, gap, periodic: *periodic, stop, senders: *senders, size: *size, pool }
+                            Source::Overlay {
+                                next: first,
+                                gap,
+                                periodic: *periodic,
+                                stop,
+                                senders: *senders,
+                                size: *size,
+                                pool,
+                            }
                         }
                     }
                 }
                 Kind::FlowList { file, flows } => {
                     for f in flows {
                         if f.src >= env.hosts || f.dst >= env.hosts {
-                            let msg = format!("{file} line {}: flow {} -> {} names a host that does not exist (hosts are 0..{})",
-                                f.line, f.src, f.dst, env.hosts);
+                            let msg = format!(
+                                "{file} line {}: flow {} -> {} names a host that does not exist (hosts are 0..{})",
+                                f.line, f.src, f.dst, env.hosts
+                            );
                             return Err(c.err("path", msg));
                         }
                         ready.push_back(arrival(f.start, f.src, f.dst, f.size));
@@ -227,7 +255,6 @@ impl Workload {
     pub fn unget(&mut self, a: FlowArrival) {
         self.components[a.component as usize].ready.push_front(a);
     }
-
 }
 
 impl Iterator for Workload {

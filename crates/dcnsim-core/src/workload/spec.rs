@@ -11,7 +11,10 @@ pub const KINDS: &[(&str, &str)] = &[
     ("permutation", "every host sends one flow to a distinct host and receives exactly one"),
     ("incast", "N senders to one receiver, once (at_us) or as a periodic overlay at a load"),
     ("flow_list", "an explicit list of flows from a CSV file: src,dst,size_bytes,start_us"),
-    ("closed_loop", "each source keeps one message to the receiver outstanding: the next starts think_us after the last finishes"),
+    (
+        "closed_loop",
+        "each source keeps one message to the receiver outstanding: the next starts think_us after the last finishes",
+    ),
 ];
 
 pub fn shipped_cdf_names() -> Vec<&'static str> {
@@ -63,7 +66,11 @@ const RECEIVER_DOC: &str = "[incast once, closed_loop] the receiving host; unset
 
 fn size(s: &mut Section) -> SpecResult<u64> {
     let v = s.u64("size_bytes", "bytes", SIZE_DOC)?;
-    s.ensure((1..=MAX_FLOW_BYTES).contains(&v), "size_bytes", format!("must be in [1, {MAX_FLOW_BYTES}] bytes, got {v}"))?;
+    s.ensure(
+        (1..=MAX_FLOW_BYTES).contains(&v),
+        "size_bytes",
+        format!("must be in [1, {MAX_FLOW_BYTES}] bytes, got {v}"),
+    )?;
     Ok(v)
 }
 
@@ -90,8 +97,10 @@ fn stop_us(s: &mut Section, start: Time) -> SpecResult<Option<Time>> {
 fn read_poisson(s: &mut Section) -> SpecResult<Kind> {
     let load = load(s)?;
     let name = s.string("cdf", "[poisson] flow-size CDF: a shipped name (see `dcnsim describe`) or a file path")?;
-    let rule = s.string_opt("interpolation",
-        "[poisson] step | linear | log_linear; default: the rule the CDF file declares (sampling= in its header)")?;
+    let rule = s.string_opt(
+        "interpolation",
+        "[poisson] step | linear | log_linear; default: the rule the CDF file declares (sampling= in its header)",
+    )?;
     let start = start_us(s)?;
     let stop = stop_us(s, start)?;
     if s.is_describe() {
@@ -100,16 +109,24 @@ fn read_poisson(s: &mut Section) -> SpecResult<Kind> {
     }
     let cdf = cdf::load(&name).map_err(|e| s.err("cdf", e))?;
     let rule = match rule {
-        Some(r) => Interpolation::parse(&r)
-            .ok_or_else(|| s.err("interpolation", format!("unknown rule \"{r}\"; expected step, linear or log_linear")))?,
+        Some(r) => Interpolation::parse(&r).ok_or_else(|| {
+            s.err("interpolation", format!("unknown rule \"{r}\"; expected step, linear or log_linear"))
+        })?,
         None => cdf.declared.ok_or_else(|| {
-            s.err("interpolation", format!("{name} declares no sampling rule: set interpolation = step, linear or log_linear"))
+            s.err(
+                "interpolation",
+                format!("{name} declares no sampling rule: set interpolation = step, linear or log_linear"),
+            )
         })?,
     };
     cdf.check(rule).map_err(|e| s.err("interpolation", e))?;
     // Sizes are rounded to at least 1 byte; a smaller mean would make the arrival rate meaningless.
     let mean = cdf.mean(rule);
-    s.ensure(mean >= 1.0, "cdf", format!("{name} has a mean of {mean} bytes under {} interpolation; it must be >= 1", rule.name()))?;
+    s.ensure(
+        mean >= 1.0,
+        "cdf",
+        format!("{name} has a mean of {mean} bytes under {} interpolation; it must be >= 1", rule.name()),
+    )?;
     Ok(Kind::Poisson { load, cdf, rule, start, stop })
 }
 
@@ -143,12 +160,18 @@ fn read_incast(s: &mut Section) -> SpecResult<Kind> {
     }
     if overlay || s.is_describe() {
         let load = load(s)?;
-        let arrival = s.choice_or("arrival", &["poisson", "periodic"], "poisson",
-            "[incast overlay] incast events as a Poisson process or strictly periodic")?;
+        let arrival = s.choice_or(
+            "arrival",
+            &["poisson", "periodic"],
+            "poisson",
+            "[incast overlay] incast events as a Poisson process or strictly periodic",
+        )?;
         let start = start_us(s)?;
         let stop = stop_us(s, start)?;
         if s.has("receiver") && !s.is_describe() {
-            return Err(s.err("receiver", "applies only to one incast (at_us); an overlay draws a random receiver per event"));
+            return Err(
+                s.err("receiver", "applies only to one incast (at_us); an overlay draws a random receiver per event")
+            );
         }
         mode = Some(IncastMode::Overlay { load, periodic: arrival == "periodic", start, stop });
     }
@@ -167,10 +190,12 @@ fn read_flow_list(s: &mut Section) -> SpecResult<Kind> {
 
 /// Host ids are checked against the topology when the workload is built.
 fn read_closed_loop(s: &mut Section) -> SpecResult<Kind> {
-    let sources = s.u64_list("sources", "hosts", "[closed_loop] the sending hosts, each with one message outstanding")?;
+    let sources =
+        s.u64_list("sources", "hosts", "[closed_loop] the sending hosts, each with one message outstanding")?;
     let receiver = s.u64_opt("receiver", "host", RECEIVER_DOC)?;
     let size = size(s)?;
-    let think = s.f64_or("think_us", 0.0, "us", "[closed_loop] wait between a message's completion and the next one's start")?;
+    let think =
+        s.f64_or("think_us", 0.0, "us", "[closed_loop] wait between a message's completion and the next one's start")?;
     s.ensure((0.0..=1e9).contains(&think), "think_us", format!("must be in [0, 1e9] us, got {think}"))?;
     let start = start_us(s)?;
     let stop = stop_us(s, start)?;
@@ -209,19 +234,33 @@ impl WorkloadSpec {
         let mut components = Vec::new();
         for mut s in top.tables("workload", "workload components; their flows are merged")? {
             let kind = s.choice("kind", &names, "workload kind")?;
-            let name = s.string_opt("name", "label for this component's flows (the flow table's workload column); default: the kind")?;
-            let exclude = s.bool_or("exclude_from_slowdown", false,
-                "leave this component's flows out of slowdown statistics (e.g. an incast overlay, as SIRD does)")?;
+            let name = s.string_opt(
+                "name",
+                "label for this component's flows (the flow table's workload column); default: the kind",
+            )?;
+            let exclude = s.bool_or(
+                "exclude_from_slowdown",
+                false,
+                "leave this component's flows out of slowdown statistics (e.g. an incast overlay, as SIRD does)",
+            )?;
             let kinds = if s.is_describe() { names.clone() } else { vec![kind.as_str()] };
             for k in kinds {
                 let spec = read_kind(&mut s, k)?;
                 let name = name.clone().unwrap_or_else(|| k.to_string());
-                components.push(ComponentSpec { name, exclude_from_slowdown: exclude, kind: spec, path: s.path().to_string() });
+                components.push(ComponentSpec {
+                    name,
+                    exclude_from_slowdown: exclude,
+                    kind: spec,
+                    path: s.path().to_string(),
+                });
             }
             s.finish()?;
         }
         if components.len() > u16::MAX as usize {
-            return Err(SpecError { field: "workload".into(), message: format!("at most {} workload components", u16::MAX) });
+            return Err(SpecError {
+                field: "workload".into(),
+                message: format!("at most {} workload components", u16::MAX),
+            });
         }
         Ok(WorkloadSpec { components })
     }
@@ -239,9 +278,24 @@ mod tests {
         let spec = WorkloadSpec::read(&mut top).unwrap();
         assert_eq!(spec.components.len(), KINDS.len());
         let paths: Vec<String> = docs.into_inner().into_iter().map(|d| d.path).collect();
-        for key in ["kind", "name", "exclude_from_slowdown", "load", "cdf", "interpolation", "start_us", "stop_us",
-            "size_bytes", "senders", "at_us", "receiver", "arrival", "path", "sources", "think_us"]
-        {
+        for key in [
+            "kind",
+            "name",
+            "exclude_from_slowdown",
+            "load",
+            "cdf",
+            "interpolation",
+            "start_us",
+            "stop_us",
+            "size_bytes",
+            "senders",
+            "at_us",
+            "receiver",
+            "arrival",
+            "path",
+            "sources",
+            "think_us",
+        ] {
             assert!(paths.contains(&format!("workload[].{key}")), "{key} undocumented: {paths:?}");
         }
     }
@@ -255,12 +309,24 @@ mod tests {
         let mut top = Section::new("", v.as_object().unwrap());
         let spec = WorkloadSpec::read(&mut top).unwrap();
         let c = &spec.components;
-        assert_eq!((c[0].name.as_str(), c[0].exclude_from_slowdown, c[0].path.as_str()), ("poisson", false, "workload[0]"));
+        assert_eq!(
+            (c[0].name.as_str(), c[0].exclude_from_slowdown, c[0].path.as_str()),
+            ("poisson", false, "workload[0]")
+        );
         match &c[0].kind {
-            Kind::Poisson { rule, start, stop, .. } => assert_eq!((*rule, *start, *stop), (Interpolation::Step, 0, None)),
+            Kind::Poisson { rule, start, stop, .. } => {
+                assert_eq!((*rule, *start, *stop), (Interpolation::Step, 0, None))
+            }
             k => panic!("{k:?}"),
         }
-        assert_eq!(c[1].kind, Kind::Incast { senders: 2, size: 10, mode: IncastMode::Overlay { load: 0.1, periodic: false, start: 0, stop: None } });
+        assert_eq!(
+            c[1].kind,
+            Kind::Incast {
+                senders: 2,
+                size: 10,
+                mode: IncastMode::Overlay { load: 0.1, periodic: false, start: 0, stop: None }
+            }
+        );
         assert!(shipped_cdf_names().contains(&"websearch") && shipped_cdf_names().len() == cdf::SHIPPED.len());
     }
 }

@@ -6,7 +6,14 @@ use crate::scenario::reader::{Section, SpecResult};
 use std::path::PathBuf;
 
 fn env(hosts: u32, gbps: f64, end: Time, seed: u64) -> WorkloadEnv {
-    WorkloadEnv { hosts, host_rate: Rate::from_gbps(gbps), rack_of: vec![0; hosts as usize], seed, end, mss_bytes: 1436 }
+    WorkloadEnv {
+        hosts,
+        host_rate: Rate::from_gbps(gbps),
+        rack_of: vec![0; hosts as usize],
+        seed,
+        end,
+        mss_bytes: 1436,
+    }
 }
 
 fn build(toml_text: &str, hosts: u32, gbps: f64, end: Time, seed: u64) -> SpecResult<Workload> {
@@ -50,7 +57,8 @@ fn poisson_reaches_the_requested_load() {
     // 0.5 s of 144 x 100G at load 0.5 with websearch (mean 1.71 MB): ~263k flows, so the total's
     // relative standard error is ~0.45% and the 2% bound is over 4 sigma.
     let end = SEC / 2;
-    let mut w = build("[[workload]]\nkind = \"poisson\"\nload = 0.5\ncdf = \"websearch\"\n", 144, 100.0, end, 3).unwrap();
+    let mut w =
+        build("[[workload]]\nkind = \"poisson\"\nload = 0.5\ncdf = \"websearch\"\n", 144, 100.0, end, 3).unwrap();
     let flows: Vec<FlowArrival> = w.by_ref().collect();
     assert!(flows.len() > 200_000, "{}", flows.len());
     let load = load_of(&flows, 144, 100.0, end);
@@ -72,7 +80,8 @@ fn poisson_reaches_the_requested_load() {
 
 #[test]
 fn poisson_respects_start_stop_and_end() {
-    let text = "[[workload]]\nkind = \"poisson\"\nload = 0.8\ncdf = \"google_rpc_w3\"\nstart_us = 100.0\nstop_us = 300.0\n";
+    let text =
+        "[[workload]]\nkind = \"poisson\"\nload = 0.8\ncdf = \"google_rpc_w3\"\nstart_us = 100.0\nstop_us = 300.0\n";
     let f = run(text, 16, 100.0, 1000 * US, 1);
     assert!(f.len() > 1000, "{}", f.len());
     assert!(f.iter().all(|a| a.start >= 100 * US && a.start < 300 * US));
@@ -84,7 +93,8 @@ fn poisson_respects_start_stop_and_end() {
 #[test]
 fn permutation_is_a_derangement() {
     for n in [2u32, 3, 50, 1000] {
-        let f = run("[[workload]]\nkind = \"permutation\"\nsize_bytes = 1000\nstart_us = 5.0\n", n, 10.0, SEC, n as u64);
+        let f =
+            run("[[workload]]\nkind = \"permutation\"\nsize_bytes = 1000\nstart_us = 5.0\n", n, 10.0, SEC, n as u64);
         assert_eq!(f.len(), n as usize);
         let (mut srcs, mut dsts): (Vec<u32>, Vec<u32>) = f.iter().map(|a| (a.src, a.dst)).unzip();
         srcs.sort();
@@ -144,9 +154,10 @@ fn incast_once() {
     assert_eq!(f.len(), 31);
     assert!(f.iter().all(|a| a.dst == 3 && a.start == 7_500_000 && a.size_bytes == 5000));
     incast_events(&f, 31); // distinct senders, none the receiver
-    // A random receiver varies with the seed.
+                           // A random receiver varies with the seed.
     let text = "[[workload]]\nkind = \"incast\"\nsenders = 4\nsize_bytes = 5000\nat_us = 1.0\n";
-    let receivers: std::collections::BTreeSet<u32> = (0..20).map(|seed| run(text, 32, 10.0, SEC, seed)[0].dst).collect();
+    let receivers: std::collections::BTreeSet<u32> =
+        (0..20).map(|seed| run(text, 32, 10.0, SEC, seed)[0].dst).collect();
     assert!(receivers.len() > 5, "{receivers:?}");
 }
 
@@ -206,37 +217,95 @@ fn bad_components_name_the_field() {
         (String::from("kind = \"poisson\"\nload = -0.5\ncdf = \"websearch\""), "workload[0].load", "must be in (0, 1]"),
         (String::from("kind = \"poisson\"\nload = 0.0\ncdf = \"websearch\""), "workload[0].load", "must be in (0, 1]"),
         (String::from("kind = \"poisson\"\nload = 1.5\ncdf = \"websearch\""), "workload[0].load", "must be in (0, 1]"),
-        (String::from("kind = \"poisson\"\nload = \"half\"\ncdf = \"websearch\""), "workload[0].load", "expected a number"),
-        (String::from("kind = \"poisson\"\nload = 0.5\ncdf = \"websurch\""), "workload[0].cdf", "shipped: alistorage, "),
+        (
+            String::from("kind = \"poisson\"\nload = \"half\"\ncdf = \"websearch\""),
+            "workload[0].load",
+            "expected a number",
+        ),
+        (
+            String::from("kind = \"poisson\"\nload = 0.5\ncdf = \"websurch\""),
+            "workload[0].cdf",
+            "shipped: alistorage, ",
+        ),
         (String::from("kind = \"poisson\"\nload = 0.5"), "workload[0].cdf", "missing"),
-        (format!("kind = \"poisson\"\nload = 0.5\ncdf = \"{}\"", bad_cdf.display()), "workload[0].cdf", "bad.cdf line 3: sizes must not decrease"),
+        (
+            format!("kind = \"poisson\"\nload = 0.5\ncdf = \"{}\"", bad_cdf.display()),
+            "workload[0].cdf",
+            "bad.cdf line 3: sizes must not decrease",
+        ),
         (String::from("kind = \"poisson\"\nload = 0.5\ncdf = \"/nonexistent.cdf\""), "workload[0].cdf", "cannot read"),
-        (format!("kind = \"poisson\"\nload = 0.5\ncdf = \"{}\"", no_rule.display()), "workload[0].interpolation", "declares no sampling rule"),
+        (
+            format!("kind = \"poisson\"\nload = 0.5\ncdf = \"{}\"", no_rule.display()),
+            "workload[0].interpolation",
+            "declares no sampling rule",
+        ),
         (format!("kind = \"poisson\"\nload = 0.5\ncdf = \"{}\"", tiny.display()), "workload[0].cdf", "must be >= 1"),
         (format!("{poisson}\ninterpolation = \"cubic\""), "workload[0].interpolation", "unknown rule"),
         (format!("{poisson}\ninterpolation = \"log_linear\""), "workload[0].interpolation", "size of 0"),
         (format!("{poisson}\nstart_us = -1.0"), "workload[0].start_us", ">= 0"),
         (format!("{poisson}\nstart_us = 10.0\nstop_us = 5.0"), "workload[0].stop_us", "after start_us"),
         (String::from("kind = \"incast\"\nsenders = 3\nsize_bytes = 10"), "workload[0].load", "at_us"),
-        (String::from("kind = \"incast\"\nsenders = 3\nsize_bytes = 10\nat_us = 1.0\nload = 0.1"), "workload[0].at_us", "not both"),
-        (String::from("kind = \"incast\"\nsenders = 16\nsize_bytes = 10\nat_us = 1.0"), "workload[0].senders", "less than the number of hosts (16)"),
-        (String::from("kind = \"incast\"\nsenders = 0\nsize_bytes = 10\nat_us = 1.0"), "workload[0].senders", "at least 1"),
-        (String::from("kind = \"incast\"\nsenders = 2\nsize_bytes = 10\nat_us = 1.0\nreceiver = 99"), "workload[0].receiver", "does not exist"),
-        (String::from("kind = \"incast\"\nsenders = 2\nsize_bytes = 10\nload = 0.1\nreceiver = 1"), "workload[0].receiver", "applies only"),
-        (String::from("kind = \"incast\"\nsenders = 2\nsize_bytes = 10\nat_us = 1.0\narrival = \"periodic\""), "workload[0].arrival", "applies only"),
-        (String::from("kind = \"incast\"\nsenders = 2\nsize_bytes = 10\nload = 0.1\narrival = \"bursty\""), "workload[0].arrival", "expected one of"),
+        (
+            String::from("kind = \"incast\"\nsenders = 3\nsize_bytes = 10\nat_us = 1.0\nload = 0.1"),
+            "workload[0].at_us",
+            "not both",
+        ),
+        (
+            String::from("kind = \"incast\"\nsenders = 16\nsize_bytes = 10\nat_us = 1.0"),
+            "workload[0].senders",
+            "less than the number of hosts (16)",
+        ),
+        (
+            String::from("kind = \"incast\"\nsenders = 0\nsize_bytes = 10\nat_us = 1.0"),
+            "workload[0].senders",
+            "at least 1",
+        ),
+        (
+            String::from("kind = \"incast\"\nsenders = 2\nsize_bytes = 10\nat_us = 1.0\nreceiver = 99"),
+            "workload[0].receiver",
+            "does not exist",
+        ),
+        (
+            String::from("kind = \"incast\"\nsenders = 2\nsize_bytes = 10\nload = 0.1\nreceiver = 1"),
+            "workload[0].receiver",
+            "applies only",
+        ),
+        (
+            String::from("kind = \"incast\"\nsenders = 2\nsize_bytes = 10\nat_us = 1.0\narrival = \"periodic\""),
+            "workload[0].arrival",
+            "applies only",
+        ),
+        (
+            String::from("kind = \"incast\"\nsenders = 2\nsize_bytes = 10\nload = 0.1\narrival = \"bursty\""),
+            "workload[0].arrival",
+            "expected one of",
+        ),
         (String::from("kind = \"permutation\"\nsize_bytes = 0"), "workload[0].size_bytes", "must be in"),
         (String::from("kind = \"permutation\"\nsize_bytes = -5"), "workload[0].size_bytes", "non-negative"),
         (String::from("kind = \"flow_list\"\npath = \"/nonexistent/flows.csv\""), "workload[0].path", "cannot read"),
-        (format!("kind = \"flow_list\"\npath = \"{}\"", far.display()), "workload[0].path", "hosts.csv line 3: flow 0 -> 16"),
+        (
+            format!("kind = \"flow_list\"\npath = \"{}\"", far.display()),
+            "workload[0].path",
+            "hosts.csv line 3: flow 0 -> 16",
+        ),
         (String::from("kind = \"bursty\""), "workload[0].kind", "expected one of"),
         (String::from("kind = \"permutation\"\nsize_bytes = 10\nlaod = 1"), "workload[0].laod", "unknown key"),
-        (String::from("kind = \"permutation\"\nsize_bytes = 10\nexclude_from_slowdown = 1"), "workload[0].exclude_from_slowdown", "true or false"),
+        (
+            String::from("kind = \"permutation\"\nsize_bytes = 10\nexclude_from_slowdown = 1"),
+            "workload[0].exclude_from_slowdown",
+            "true or false",
+        ),
         // A later component's error carries its own index.
-        (format!("{poisson}\n[[workload]]\nkind = \"incast\"\nsenders = 20\nsize_bytes = 10\nload = 0.1"), "workload[1].senders", "less than"),
+        (
+            format!("{poisson}\n[[workload]]\nkind = \"incast\"\nsenders = 20\nsize_bytes = 10\nload = 0.1"),
+            "workload[1].senders",
+            "less than",
+        ),
     ];
     for (body, field, msg) in &cases {
-        let e = build(&format!("[[workload]]\n{body}\n"), 16, 10.0, SEC, 1).err().unwrap_or_else(|| panic!("accepted: {body}"));
+        let e = build(&format!("[[workload]]\n{body}\n"), 16, 10.0, SEC, 1)
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {body}"));
         assert_eq!(e.field, *field, "{body}: {e}");
         assert!(e.message.contains(msg), "{body}: {e}");
     }

@@ -132,36 +132,58 @@ pub struct SirdConfig {
 
 impl SirdConfig {
     pub fn read(s: &mut Section, lb: LoadBalancing) -> SpecResult<SirdConfig> {
-        let bdp = s.u64_opt("bdp_bytes", "bytes",
+        let bdp = s.u64_opt(
+            "bdp_bytes",
+            "bytes",
             "[sird] the BDP the *_bdp parameters are multiples of; unset = host link rate x base RTT of the run \
-             (the summary's bdp_bytes; ~91 KB on the paper's 100 Gb/s leaf-spine, whose Table 2 rounds it to 100 KB)")?;
+             (the summary's bdp_bytes; ~91 KB on the paper's 100 Gb/s leaf-spine, whose Table 2 rounds it to 100 KB)",
+        )?;
         if let Some(b) = bdp {
             s.ensure((1..=1 << 40).contains(&b), "bdp_bytes", format!("must be in [1, 2^40] bytes, got {b}"))?;
         }
         let budget = s.f64_or("budget_bdp", 1.5, "BDP",
             "[sird] B: the receiver's global credit bucket, credit granted but not yet received over all senders (Table 2: 1.5; section 4.2: >= 1 for line rate)")?;
         s.ensure(budget > 0.0 && budget <= 1000.0, "budget_bdp", format!("must be in (0, 1000] BDP, got {budget}"))?;
-        let sb_max = s.f64_or("sb_max_bdp", 1.0, "BDP",
-            "[sird] SBmax: ceiling of each per-sender bucket (section 4.2: 1)")?;
-        s.ensure(sb_max > 0.0 && sb_max <= budget, "sb_max_bdp",
-            format!("must be in (0, budget_bdp = {budget}] BDP, got {sb_max}"))?;
+        let sb_max =
+            s.f64_or("sb_max_bdp", 1.0, "BDP", "[sird] SBmax: ceiling of each per-sender bucket (section 4.2: 1)")?;
+        s.ensure(
+            sb_max > 0.0 && sb_max <= budget,
+            "sb_max_bdp",
+            format!("must be in (0, budget_bdp = {budget}] BDP, got {sb_max}"),
+        )?;
         let unsch = s.f64_or("unsch_thr_bdp", 1.0, "BDP",
             "[sird] UnschT: a message up to this size sends its first min(BDP, size) bytes unscheduled; a larger one asks for credit first (Table 2: 1; 0 = every message is scheduled)")?;
         s.ensure((0.0..=1e6).contains(&unsch), "unsch_thr_bdp", format!("must be in [0, 1e6] BDP, got {unsch}"))?;
         let sthr = s.f64_or("sthr_bdp", 0.5, "BDP",
             "[sird] SThr: a sender marks csn on its data while the unused credit it holds exceeds this (Table 2: 0.5); a huge value such as 1e9 disables informed overcommitment (the paper's SThr = inf)")?;
         s.ensure(sthr >= 0.0, "sthr_bdp", format!("must be >= 0 BDP, got {sthr}"))?;
-        let g = s.f64_or("ce_gain", 0.08, "",
-            "[sird] EWMA gain of the marked fraction in both bucket loops (the reference's ce_new_weight)")?;
+        let g = s.f64_or(
+            "ce_gain",
+            0.08,
+            "",
+            "[sird] EWMA gain of the marked fraction in both bucket loops (the reference's ce_new_weight)",
+        )?;
         s.ensure(g > 0.0 && g <= 1.0, "ce_gain", format!("must be in (0, 1], got {g}"))?;
-        let sf = s.f64_or("sender_floor", 0.1, "fraction of SBmax",
-            "[sird] floor of the per-sender bucket's sender-congestion (csn) loop (the reference's ecn_min_mul)")?;
+        let sf = s.f64_or(
+            "sender_floor",
+            0.1,
+            "fraction of SBmax",
+            "[sird] floor of the per-sender bucket's sender-congestion (csn) loop (the reference's ecn_min_mul)",
+        )?;
         s.ensure(sf > 0.0 && sf <= 1.0, "sender_floor", format!("must be in (0, 1], got {sf}"))?;
-        let nf = s.f64_or("network_floor", 0.03, "fraction of SBmax",
-            "[sird] floor of the per-sender bucket's network (ECN CE) loop (the reference's ecn_min_mul_nw)")?;
+        let nf = s.f64_or(
+            "network_floor",
+            0.03,
+            "fraction of SBmax",
+            "[sird] floor of the per-sender bucket's network (ECN CE) loop (the reference's ecn_min_mul_nw)",
+        )?;
         s.ensure(nf > 0.0 && nf <= 1.0, "network_floor", format!("must be in (0, 1], got {nf}"))?;
-        let ai = s.f64_or("additive_increase_mtu", 1.0, "MTU per window",
-            "[sird] additive increase of both bucket loops (the reference's additive_incr_mul)")?;
+        let ai = s.f64_or(
+            "additive_increase_mtu",
+            1.0,
+            "MTU per window",
+            "[sird] additive increase of both bucket loops (the reference's additive_incr_mul)",
+        )?;
         s.ensure(ai > 0.0 && ai <= 1000.0, "additive_increase_mtu", format!("must be in (0, 1000], got {ai}"))?;
         let policy = s.choice_or("receiver_policy", &["srpt", "round_robin"], "srpt",
             "[sird] which message a receiver credits next: fewest packets left to credit (the paper's evaluation), or in turn")?;

@@ -1,7 +1,10 @@
 //! The receiver's half (Algorithm 1): learn messages, account data against B and the per-sender
 //! buckets, run the two AIMD loops, issue paced credit by policy, ask for what is missing.
 
-use super::{wire_range, ReceiverPolicy, Sird, CSN, MAX_BACKOFF, MAX_RESEND_RUNS, MD_SPACING_WINDOWS, PROBE, TIMER_PACER, TIMER_RX};
+use super::{
+    wire_range, ReceiverPolicy, Sird, CSN, MAX_BACKOFF, MAX_RESEND_RUNS, MD_SPACING_WINDOWS, PROBE, TIMER_PACER,
+    TIMER_RX,
+};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
 use crate::transport::Ctx;
 
@@ -42,7 +45,13 @@ impl Sird {
             self.counters.duplicates += 1;
             return;
         }
-        debug_assert!(pkt.seq < c.rx_granted, "packet {} of flow {} beyond the credit frontier {}", pkt.seq, c.id, c.rx_granted);
+        debug_assert!(
+            pkt.seq < c.rx_granted,
+            "packet {} of flow {} beyond the credit frontier {}",
+            pkt.seq,
+            c.id,
+            c.rx_granted
+        );
         c.rx_last = ctx.now;
         let w = wire_range(fr, c, pkt.seq, pkt.seq + 1);
         ctx.delivered(c.id, pkt.payload as u64);

@@ -215,7 +215,8 @@ impl Sird {
         c.acked = true;
         let (pi, src, id) = (c.pair, c.src, c.id);
         // Credit still held for it (spurious resend requests) is void.
-        let left: i64 = wire_range(fr, c, c.next_new, c.granted) + c.rtx.iter().map(|&i| wire_range(fr, c, i, i + 1)).sum::<i64>();
+        let left: i64 =
+            wire_range(fr, c, c.next_new, c.granted) + c.rtx.iter().map(|&i| wire_range(fr, c, i, i + 1)).sum::<i64>();
         let never_sent = c.next_new < c.packets;
         c.rtx = Default::default();
         self.sync_ready(slot);
