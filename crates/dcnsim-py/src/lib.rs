@@ -147,7 +147,7 @@ fn describe() -> String {
         .params
         .iter()
         .map(
-            |p| serde_json::json!({"path": p.path, "type": p.kind, "unit": p.unit, "default": p.default, "doc": p.doc}),
+            |p| serde_json::json!({"path": p.path, "type": p.kind, "unit": p.unit, "default": p.default, "doc": p.doc, "scope": p.scope}),
         )
         .collect();
     serde_json::json!({

@@ -16,8 +16,8 @@ pub enum Event {
     PortFree(u32),
     /// The workload's next flow starts.
     FlowArrival,
-    /// A transport timer; `kind` and `id` mean what the transport says.
-    Timer { kind: u8, id: u32 },
+    /// A timer of the run's transport number `transport`; `kind` and `id` mean what it says.
+    Timer { kind: u8, transport: u8, id: u32 },
     /// The measurement window opens: statistics are reset.
     MeasureStart,
     /// Periodic sampling of queue lengths (when enabled).

@@ -14,23 +14,8 @@
 //! perfect spraying — every packet finds its middle hops free — while the sender's NIC and the
 //! receiver's downlink still carry every packet one at a time (in arrival order).
 
-use crate::engine::time::{Rate, Time};
-
-/// One hop: the rate and delay (propagation plus switch latency) of the link it crosses.
-#[derive(Clone, Copy, Debug)]
-pub struct Hop {
-    pub rate: Rate,
-    pub delay: Time,
-    /// Pacing rate of this port, if it is paced below its link rate.
-    pub pace: Option<Rate>,
-}
-
-impl Hop {
-    fn busy(&self, wire: u32) -> Time {
-        let tx = self.rate.tx_time(wire);
-        self.pace.map_or(tx, |p| tx.max(p.tx_time(wire)))
-    }
-}
+use crate::engine::time::Time;
+pub use crate::net::paths::Hop;
 
 /// Completion time of `size` application bytes cut into packets of at most `mss` payload bytes,
 /// each with `header` bytes of headers, over `hops`.
@@ -130,6 +115,7 @@ pub fn ideal_fct_fast(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::time::Rate;
 
     fn hops(rates: &[f64], delay: Time) -> Vec<Hop> {
         rates.iter().map(|&g| Hop { rate: Rate::from_gbps(g), delay, pace: None }).collect()

@@ -1,34 +1,15 @@
 //! Collecting a finished simulation into tables and a summary: per-flow FCT and slowdown against
 //! the exact ideal, goodput over the measurement window, queue occupancy per port and per switch.
 
-use super::ideal::{ideal_fct_fast, ideal_fct_multipath_fast, Hop};
+use super::ideal::{ideal_fct_fast, ideal_fct_multipath_fast};
 use super::table::{Column, Table};
-use crate::engine::time::{Rate, Time};
+use crate::engine::time::Rate;
 use crate::net::packet::LoadBalancing;
+use crate::net::paths::Hop;
 use crate::net::port::PortRole;
-use crate::net::Network;
 use crate::scenario::output::RunOutput;
 use crate::scenario::run::Simulation;
 use serde_json::{json, Value};
-
-/// The links a packet from `src` to `dst` crosses on the first equal-cost path.
-pub fn path_hops(net: &Network, src: u32, dst: u32) -> Vec<Hop> {
-    net.routes
-        .walk(&net.ports, src, dst, |_, _| 0)
-        .iter()
-        .map(|&p| {
-            let port = &net.ports[p as usize];
-            Hop { rate: port.rate, delay: port.delay, pace: port.pace }
-        })
-        .collect()
-}
-
-/// Base RTT between two hosts: one full data packet there, one control packet back.
-pub fn base_rtt(net: &Network, a: u32, b: u32, mss: u32, header: u32, control: u32) -> Time {
-    let there = super::ideal::ideal_fct(mss as u64, mss, header, &path_hops(net, a, b));
-    let back = super::ideal::ideal_fct(1, 1, control - 1, &path_hops(net, b, a));
-    there + back
-}
 
 /// Linear-interpolated quantile of sorted data (numpy's default), NaN when empty.
 pub fn quantile(sorted: &[f64], q: f64) -> f64 {
@@ -91,7 +72,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     for (i, r) in sim.flows.records.iter().enumerate() {
         let key = (net.routes.edge_of_host[r.src as usize], net.routes.edge_of_host[r.dst as usize]);
         // Hosts of one edge pair see identical paths in the fabrics we build (same host link rates).
-        let hops = hop_cache.entry(key).or_insert_with(|| path_hops(net, r.src, r.dst));
+        let hops = hop_cache.entry(key).or_insert_with(|| net.path_hops(r.src, r.dst));
         let id_fct = match spec.load_balancing {
             LoadBalancing::Ecmp => ideal_fct_fast(r.size, fr.mss(), fr.header_bytes, hops),
             LoadBalancing::Spray | LoadBalancing::Source => {
@@ -184,7 +165,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
 
     // Aggregates.
     let hosts = net.hosts as u64;
-    let rtt = base_rtt(net, 0, net.hosts - 1, fr.mss(), fr.header_bytes, fr.control_bytes);
+    let rtt = net.base_rtt(0, net.hosts - 1, fr.mtu_bytes, fr.control_bytes);
     let bdp = host_rate.bytes_in(rtt);
     let edges: Vec<u64> = spec.metrics.size_group_edges.clone().unwrap_or_else(|| vec![fr.mss() as u64, bdp, 8 * bdp]);
     let mut groups = Vec::new();
@@ -230,15 +211,17 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let nic_max = ps.iter().filter(|p| p.role == PortRole::HostNic).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
     let switch_port_max =
         ps.iter().filter(|p| p.role != PortRole::HostNic).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
-    let transport: serde_json::Map<String, Value> =
-        sim.transport.counters().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+    let counters = |t: &crate::transport::Transport| -> serde_json::Map<String, Value> {
+        t.counters().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect()
+    };
+    let transport = counters(&sim.transports[0]);
     let pool = &net.pool;
     let unfinished = n as u64 - sim.flows.finished;
-    let summary = json!({
+    let mut summary = json!({
         "name": spec.name,
         "version": crate::VERSION,
         "seed": spec.seed,
-        "protocol": spec.transport.name(),
+        "protocol": spec.transports[0].1.name(),
         "hosts": hosts,
         "host_rate_gbps": host_rate.gbps(),
         "mss_bytes": fr.mss(),
@@ -278,6 +261,16 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         "transport": transport,
         "spec": resolved.clone(),
     });
+    if sim.transports.len() > 1 {
+        // Several transports in one run: each setup's protocol and counters, in spec order.
+        let all: Vec<Value> = spec
+            .transports
+            .iter()
+            .zip(&sim.transports)
+            .map(|((name, cfg), t)| json!({"name": name, "protocol": cfg.name(), "counters": counters(t)}))
+            .collect();
+        summary["transports"] = json!(all);
+    }
     let mut timeseries = Table::default();
     let sm = &sim.samples;
     timeseries.push("time_ps", Column::U64(sm.iter().map(|s| s.0).collect()));

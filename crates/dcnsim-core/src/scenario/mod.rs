@@ -30,12 +30,13 @@ pub fn describe() -> Description {
     let mut top = Section::describe("", &docs);
     spec::RunSpec::read(&mut top).expect("describe mode never fails");
     let mut params = docs.into_inner();
-    // Keep the first description of a key documented by several kinds.
+    // Keep the first description of a key documented by several kinds (per scope: each protocol
+    // documents its own keys, with its own defaults).
     let mut seen = std::collections::HashSet::new();
-    params.retain(|p| seen.insert(p.path.clone()));
+    params.retain(|p| seen.insert((p.path.clone(), p.scope)));
     Description {
         params,
-        protocols: pairs(crate::transport::PROTOCOLS),
+        protocols: pairs(&crate::transport::protocols()),
         topologies: pairs(crate::topology::KINDS),
         workloads: pairs(crate::workload::spec::KINDS),
         cdfs: crate::workload::spec::shipped_cdf_names().into_iter().map(String::from).collect(),

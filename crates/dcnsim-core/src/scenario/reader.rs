@@ -38,11 +38,13 @@ pub struct ParamDoc {
     /// `None` when the key is required.
     pub default: Option<String>,
     pub doc: &'static str,
+    /// The protocol (or other variant) the key belongs to, where keys of one table depend on a choice.
+    pub scope: Option<&'static str>,
 }
 
 enum Mode<'a> {
     Read(&'a Map<String, Value>),
-    Describe(&'a RefCell<Vec<ParamDoc>>),
+    Describe(&'a RefCell<Vec<ParamDoc>>, Option<&'static str>),
 }
 
 /// Where a reading records the value it resolved for every key (defaults included).
@@ -102,11 +104,28 @@ impl<'a> Section<'a> {
     }
 
     pub fn describe(path: impl Into<String>, docs: &'a RefCell<Vec<ParamDoc>>) -> Section<'a> {
-        Section { path: path.into(), mode: Mode::Describe(docs), used: Vec::new(), rec: None }
+        Section { path: path.into(), mode: Mode::Describe(docs, None), used: Vec::new(), rec: None }
+    }
+
+    /// A describe section whose keys are documented as belonging to `scope` (e.g. one protocol).
+    pub fn describe_scoped(
+        path: impl Into<String>,
+        docs: &'a RefCell<Vec<ParamDoc>>,
+        scope: &'static str,
+    ) -> Section<'a> {
+        Section { path: path.into(), mode: Mode::Describe(docs, Some(scope)), used: Vec::new(), rec: None }
+    }
+
+    /// The documentation sink, in describe mode.
+    pub fn describe_docs(&self) -> Option<&'a RefCell<Vec<ParamDoc>>> {
+        match self.mode {
+            Mode::Describe(d, _) => Some(d),
+            Mode::Read(_) => None,
+        }
     }
 
     pub fn is_describe(&self) -> bool {
-        matches!(self.mode, Mode::Describe(_))
+        matches!(self.mode, Mode::Describe(..))
     }
 
     pub fn path(&self) -> &str {
@@ -136,8 +155,8 @@ impl<'a> Section<'a> {
     }
 
     fn record(&self, key: &str, kind: String, unit: &'static str, default: Option<String>, doc: &'static str) {
-        if let Mode::Describe(docs) = &self.mode {
-            docs.borrow_mut().push(ParamDoc { path: self.field(key), kind, unit, default, doc });
+        if let Mode::Describe(docs, scope) = &self.mode {
+            docs.borrow_mut().push(ParamDoc { path: self.field(key), kind, unit, default, doc, scope: *scope });
         }
     }
 
@@ -145,7 +164,7 @@ impl<'a> Section<'a> {
         self.used.push(key.to_string());
         match self.mode {
             Mode::Read(m) => m.get(key),
-            Mode::Describe(_) => None,
+            Mode::Describe(..) => None,
         }
     }
 
@@ -153,7 +172,7 @@ impl<'a> Section<'a> {
     pub fn has(&self, key: &str) -> bool {
         match self.mode {
             Mode::Read(m) => m.contains_key(key),
-            Mode::Describe(_) => false,
+            Mode::Describe(..) => false,
         }
     }
 
@@ -372,7 +391,9 @@ impl<'a> Section<'a> {
         self.record(key, "table".into(), "", Some("{}".into()), doc);
         let raw = self.raw(key);
         match (&self.mode, raw) {
-            (Mode::Describe(d), _) => Ok(Section::describe(path, d)),
+            (Mode::Describe(d, scope), _) => {
+                Ok(Section { path, mode: Mode::Describe(d, *scope), used: Vec::new(), rec: None })
+            }
             (_, Some(Value::Object(m))) => Ok(self.child(path, m)),
             (_, Some(v)) => Err(self.err(key, format!("expected a table, got {}", type_name(v)))),
             (_, None) => Ok(self.child(path, empty_map())),
@@ -395,7 +416,12 @@ impl<'a> Section<'a> {
         self.record(key, "array of tables".into(), "", None, doc);
         let raw = self.raw(key);
         match (&self.mode, raw) {
-            (Mode::Describe(d), _) => Ok(vec![Section::describe(format!("{path}[]"), d)]),
+            (Mode::Describe(d, scope), _) => Ok(vec![Section {
+                path: format!("{path}[]"),
+                mode: Mode::Describe(d, *scope),
+                used: Vec::new(),
+                rec: None,
+            }]),
             (_, Some(Value::Array(a))) => a
                 .iter()
                 .enumerate()
@@ -421,6 +447,45 @@ impl<'a> Section<'a> {
             self.used.push(key.to_string());
             Ok(Vec::new())
         }
+    }
+
+    /// A table of named tables (`[transports.bulk]`, `[transports.fg]`): each name with its section,
+    /// in the spec's order. Absent reads as empty; in describe mode one section named `<name>`.
+    pub fn named_tables(&mut self, key: &str, doc: &'static str) -> SpecResult<Vec<(String, Section<'a>)>> {
+        let path = self.field(key);
+        self.record(key, "table of tables".into(), "", Some("{}".into()), doc);
+        let raw = self.raw(key);
+        match (&self.mode, raw) {
+            (Mode::Describe(d, scope), _) => Ok(vec![(
+                "<name>".into(),
+                Section {
+                    path: format!("{path}.<name>"),
+                    mode: Mode::Describe(d, *scope),
+                    used: Vec::new(),
+                    rec: None,
+                },
+            )]),
+            (_, None) => Ok(Vec::new()),
+            (_, Some(Value::Object(m))) => m
+                .iter()
+                .map(|(name, v)| match v {
+                    Value::Object(t) => Ok((name.clone(), self.child(format!("{path}.{name}"), t))),
+                    _ => Err(SpecError {
+                        field: format!("{path}.{name}"),
+                        message: format!("expected a table, got {}", type_name(v)),
+                    }),
+                })
+                .collect(),
+            (_, Some(v)) => Err(self.err(key, format!("expected a table of tables, got {}", type_name(v)))),
+        }
+    }
+
+    /// Fails if the spec still uses a key under its old name, pointing to the new one.
+    pub fn renamed(&mut self, old: &str, new: &str) -> SpecResult<()> {
+        if self.has(old) {
+            return Err(self.err(old, format!("was renamed to `{new}`")));
+        }
+        Ok(())
     }
 
     /// Rejects keys that no reader consumed.

@@ -9,7 +9,7 @@ use crate::engine::time::{to_us, Time};
 use crate::metrics::flows::{FlowLog, FlowRecord};
 use crate::net::packet::{Fate, PacketKind};
 use crate::net::Network;
-use crate::transport::{Ctx, Transport};
+use crate::transport::{Ctx, Transport, TransportEnv};
 use crate::workload::{FlowArrival, Workload, WorkloadEnv};
 use std::time::Instant;
 
@@ -17,7 +17,10 @@ pub struct Simulation {
     pub spec: RunSpec,
     pub events: EventQueue,
     pub net: Network,
-    pub transport: Transport,
+    /// The run's transports, in the spec's order (`[transport]` first).
+    pub transports: Vec<Transport>,
+    /// Index into `transports` of each workload component.
+    component_transport: Vec<u8>,
     pub flows: FlowLog,
     pub workload: Workload,
     next_arrival: Option<FlowArrival>,
@@ -47,7 +50,9 @@ impl Simulation {
             mss_bytes: spec.framing.mss(),
         };
         let mut workload = Workload::build(&spec.workload, &env)?;
-        let transport = Transport::new(&spec.transport, spec.framing, net.hosts, spec.seed);
+        let mut net = net;
+        let transports = Self::build_transports(&spec, &mut net);
+        let component_transport = spec.component_transport.clone();
         let mut events = EventQueue::new();
         let next_arrival = workload.next();
         let arrival_at = next_arrival.map(|a| a.start);
@@ -69,7 +74,8 @@ impl Simulation {
             spec,
             events,
             net,
-            transport,
+            transports,
+            component_transport,
             flows,
             workload,
             next_arrival,
@@ -79,6 +85,40 @@ impl Simulation {
             samples: Vec::new(),
             last_rx: Vec::new(),
         })
+    }
+
+    /// Builds each transport with its environment, and asks NICs to report idleness for those
+    /// that want it.
+    fn build_transports(spec: &RunSpec, net: &mut Network) -> Vec<Transport> {
+        let mut transports = Vec::with_capacity(spec.transports.len());
+        for (index, (_, cfg)) in spec.transports.iter().enumerate() {
+            let size_cdf = spec
+                .workload
+                .components
+                .iter()
+                .zip(&spec.component_transport)
+                .filter(|(_, &t)| t as usize == index)
+                .find_map(|(c, _)| c.kind.size_cdf());
+            let env = TransportEnv::new(net, spec.framing, spec.load_balancing, spec.seed, index as u8, size_cdf);
+            transports.push(Transport::new(cfg, &env));
+            if cfg.wants_nic_idle() {
+                for h in 0..net.hosts {
+                    let port = net.nic_port(h) as usize;
+                    net.ports[port].notify_idle = true;
+                }
+            }
+        }
+        transports
+    }
+
+    /// The transport that carries `flow` (a lookup only when the run has several).
+    #[inline]
+    fn transport_of_flow(&self, flow: u32) -> usize {
+        if self.transports.len() == 1 {
+            0
+        } else {
+            self.component_transport[self.flows.get(flow).component as usize] as usize
+        }
     }
 
     /// Runs to the end. Returns the number of events processed.
@@ -107,23 +147,24 @@ impl Simulation {
                         debug_assert_eq!(p.dst, node, "packet for host {} reached host {node}", p.dst);
                         self.net.pool.release(pkt, Fate::Delivered);
                         self.data_delivered += u64::from(p.kind == PacketKind::Data);
-                        let mut ctx =
-                            Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
-                        self.transport.on_packet(&mut ctx, node, &p);
+                        let t = self.transport_of_flow(p.flow);
+                        let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
+                        self.transports[t].on_packet(&mut ctx, node, &p);
                     }
                 }
                 Event::PortFree(port) => {
                     if self.net.on_port_free(port, now, &mut self.events) {
                         let host = self.net.ports[port as usize].owner;
-                        let mut ctx =
-                            Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
-                        self.transport.on_nic_idle(&mut ctx, host);
+                        for (t, transport) in self.transports.iter_mut().enumerate() {
+                            let mut ctx =
+                                Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
+                            transport.on_nic_idle(&mut ctx, host);
+                        }
                     }
                 }
-                Event::Timer { kind, id } => {
-                    let mut ctx =
-                        Ctx { now, net: &mut self.net, events: &mut self.events, flows: &mut self.flows, framing };
-                    self.transport.on_timer(&mut ctx, kind, id);
+                Event::Timer { kind, transport, id } => {
+                    let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, transport);
+                    self.transports[transport as usize].on_timer(&mut ctx, kind, id);
                 }
                 Event::FlowArrival => {
                     if self.arrival_at == Some(now) {
@@ -205,14 +246,9 @@ impl Simulation {
                 end: None,
                 component: a.component,
             });
-            let mut ctx = Ctx {
-                now,
-                net: &mut self.net,
-                events: &mut self.events,
-                flows: &mut self.flows,
-                framing: self.spec.framing,
-            };
-            self.transport.start_flow(&mut ctx, id);
+            let t = self.component_transport[a.component as usize] as usize;
+            let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, self.spec.framing, t as u8);
+            self.transports[t].start_flow(&mut ctx, id);
             self.next_arrival = self.workload.next();
         }
         self.schedule_arrival();

@@ -7,7 +7,7 @@ use crate::net::packet::LoadBalancing;
 use crate::net::queue::QueueConfig;
 use crate::net::QueueConfigs;
 use crate::topology::Topology;
-use crate::transport::{Framing, TransportSpec};
+use crate::transport::{Framing, SpecEnv, TransportConfig};
 use crate::workload::WorkloadSpec;
 
 #[derive(Clone, Debug)]
@@ -31,10 +31,16 @@ pub struct RunSpec {
     pub topology: Topology,
     pub queues: QueueConfigs,
     pub load_balancing: LoadBalancing,
-    pub transport: TransportSpec,
+    /// The run's transports: `[transport]` first (named "default"), then each `[transports.NAME]`.
+    pub transports: Vec<(String, TransportConfig)>,
+    /// Index into `transports` of each workload component's transport.
+    pub component_transport: Vec<u8>,
     pub workload: WorkloadSpec,
     pub metrics: MetricsSpec,
 }
+
+/// Transports in one run (`[transport]` plus named setups); timers carry the index in a byte.
+pub const MAX_TRANSPORTS: usize = 16;
 
 /// Longest run we accept: guards against a unit slip (e.g. ns typed as us).
 pub const MAX_DURATION_US: f64 = 1e8;
@@ -127,11 +133,35 @@ impl RunSpec {
             _ => LoadBalancing::Source,
         };
 
+        let queues = QueueConfigs { nic, to_host, fabric };
+        let env = SpecEnv { load_balancing, framing, queues: &queues };
         let mut tr = top.table("transport", "the transport protocol and its parameters")?;
-        let transport = TransportSpec::read(&mut tr, load_balancing)?;
+        let mut transports = vec![("default".to_string(), TransportConfig::read(&mut tr, &env)?)];
         tr.finish()?;
+        for (name, mut t) in top.named_tables(
+            "transports",
+            "further transport setups, each a table like [transport], named for workload components to use",
+        )? {
+            if t.is_describe() {
+                continue; // the keys are those of [transport], documented there
+            }
+            transports.push((name, TransportConfig::read(&mut t, &env)?));
+            t.finish()?;
+        }
+        top.ensure(transports.len() <= MAX_TRANSPORTS, "transports", format!("at most {} setups", MAX_TRANSPORTS - 1))?;
 
         let workload = WorkloadSpec::read(top)?;
+        let mut component_transport = Vec::with_capacity(workload.components.len());
+        for c in &workload.components {
+            let index = match &c.transport {
+                None => 0,
+                Some(name) => transports.iter().position(|(n, _)| n == name).ok_or_else(|| {
+                    let known: Vec<&str> = transports[1..].iter().map(|(n, _)| n.as_str()).collect();
+                    c.err("transport", format!("no [transports.{name}] table (defined: {known:?})"))
+                })?,
+            };
+            component_transport.push(index as u8);
+        }
 
         let mut me = top.table("metrics", "what to measure")?;
         let edges = if me.has("size_group_edges_bytes") || me.is_describe() {
@@ -172,9 +202,10 @@ impl RunSpec {
             switch_latency: from_us(latency),
             nic_pacing: pacing.map(Rate::from_gbps),
             topology,
-            queues: QueueConfigs { nic, to_host, fabric },
+            queues,
             load_balancing,
-            transport,
+            transports,
+            component_transport,
             workload,
             metrics: MetricsSpec { size_group_edges: edges, sample_interval: sample.map(from_us) },
         })

@@ -20,7 +20,7 @@
 //! expected); `ts` = send time of the data packet, echoed by its ACK; `path` = the flow's ECMP key.
 
 use super::conns::ConnTable;
-use super::{Ctx, Framing};
+use super::{Ctx, Framing, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::engine::time::{from_us, Time};
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
@@ -167,10 +167,10 @@ pub struct Dctcp {
 }
 
 impl Dctcp {
-    pub fn new(cfg: DctcpConfig, framing: Framing, _hosts: u32) -> Dctcp {
+    fn new(cfg: &DctcpConfig, env: &TransportEnv) -> Dctcp {
         Dctcp {
-            cfg,
-            framing,
+            cfg: cfg.clone(),
+            framing: env.framing,
             conns: ConnTable::default(),
             retransmits: 0,
             fast_retransmits: 0,
@@ -197,7 +197,7 @@ impl Dctcp {
     }
 
     pub fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
-        let rec = ctx.flows.get(id);
+        let rec = ctx.flow(id);
         let mss = self.mss() as f64;
         let cwnd = (self.cfg.init_cwnd_packets as f64 * mss).min(self.max_cwnd());
         let conn = Conn {
@@ -261,7 +261,7 @@ impl Dctcp {
         let mut p = Packet::new(PacketKind::Data, c.id, c.src, c.dst, framing.wire(len));
         p.payload = len;
         p.seq = seq;
-        p.ts = ctx.now;
+        p.ts = ctx.now();
         p.path = c.path_key;
         p.lb = cfg.lb;
         p.prio = cfg.data_priority;
@@ -281,7 +281,7 @@ impl Dctcp {
     fn arm_timer(ctx: &mut Ctx, c: &mut Conn) {
         if c.snd_una < c.snd_nxt {
             if c.rto_deadline.is_none() {
-                c.rto_deadline = Some(ctx.now + (c.rto << c.backoff.min(16)));
+                c.rto_deadline = Some(ctx.now() + (c.rto << c.backoff.min(16)));
             }
             if !c.timer_pending {
                 c.timer_pending = true;
@@ -302,7 +302,7 @@ impl Dctcp {
                 self.on_data(ctx, slot, pkt)
             }
             PacketKind::Ack => self.on_ack(ctx, slot, pkt),
-            other => panic!("DCTCP received a {other:?} packet"),
+            _ => {} // not a DCTCP packet kind (e.g. a trimmed header): ignored
         }
     }
 
@@ -349,7 +349,7 @@ impl Dctcp {
         if ack < self.conns[slot].snd_una {
             return; // old, reordered ACK
         }
-        self.rtt_sample(ctx.now, slot, pkt.ts);
+        self.rtt_sample(ctx.now(), slot, pkt.ts);
         let c = &mut self.conns[slot];
         let cfg = &self.cfg;
         let ece = pkt.has(flags::ECE) && cfg.ecn;
@@ -454,7 +454,7 @@ impl Dctcp {
         let c = &mut self.conns[slot];
         c.timer_pending = false;
         let Some(deadline) = c.rto_deadline else { return };
-        if ctx.now < deadline {
+        if ctx.now() < deadline {
             c.timer_pending = true;
             ctx.set_timer(deadline, TIMER_RTO, id);
             return;
@@ -471,6 +471,40 @@ impl Dctcp {
         c.backoff += 1;
         c.rto_deadline = None;
         self.send_window(ctx, slot);
+    }
+}
+
+impl Protocol for Dctcp {
+    const NAMES: &'static [(&'static str, &'static str)] = &[
+        ("dctcp", "DCTCP (Alizadeh et al., SIGCOMM'10): ECN-driven window control over NewReno"),
+        ("newreno", "TCP NewReno: the same sender with ECN off (reacts to loss only)"),
+    ];
+    type Config = DctcpConfig;
+
+    fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<DctcpConfig> {
+        DctcpConfig::read(s, name == "dctcp", env.load_balancing)
+    }
+    fn name(cfg: &DctcpConfig) -> &'static str {
+        if cfg.ecn {
+            "dctcp"
+        } else {
+            "newreno"
+        }
+    }
+    fn new(cfg: &DctcpConfig, env: &TransportEnv) -> Dctcp {
+        Dctcp::new(cfg, env)
+    }
+    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        Dctcp::start_flow(self, ctx, flow)
+    }
+    fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
+        Dctcp::on_packet(self, ctx, host, pkt)
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+        Dctcp::on_timer(self, ctx, kind, id)
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Dctcp::counters(self)
     }
 }
 

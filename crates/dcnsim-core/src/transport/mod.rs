@@ -1,22 +1,35 @@
-//! Transports plug in here. The simulator dispatches on a plain enum (no trait objects on the hot
-//! path); each protocol lives in its own module and sees the world only through `Ctx`:
-//! send a packet from a host, set a timer, report delivered bytes and finished flows.
+//! Transports plug in here. A protocol is a type implementing [`Protocol`] in its own module or
+//! folder, plus one line in [`registry`]. The simulator dispatches on a plain enum generated from
+//! that list (no trait objects on the hot path).
 //!
-//! Hooks a protocol may implement: a flow starts; a packet reaches one of its hosts; a timer
-//! fires; a host NIC goes idle (for protocols that choose the next packet at transmission time,
-//! e.g. receiver-driven ones: set `Network::ports[nic].notify_idle`).
+//! What a protocol sees:
+//! - at construction, a [`TransportEnv`]: hosts, NIC rates, base RTTs and BDPs, paths, priority
+//!   classes, the workload's flow-size distribution, named random streams;
+//! - in every callback, a [`Ctx`]: the time, sending a packet from a host, timers, the flow's
+//!   record, delivered bytes and finished flows, whether a NIC is idle. It cannot write network
+//!   state: ports, queues and routes are the network's.
+//!
+//! Hooks (all but `start_flow` and `on_packet` default to nothing): a flow starts; a packet
+//! reaches one of the protocol's hosts; a timer fires; a host NIC goes idle (for protocols that
+//! choose the next packet at transmission time, asked for with [`Ctx::set_nic_idle_notify`] or
+//! [`Protocol::WANTS_NIC_IDLE`]); counters for the summary; per-flow state for traces.
 
 pub mod conns;
 pub mod dctcp;
+pub mod env;
 pub mod ndp;
+pub mod registry;
 pub mod sird;
 
 use crate::engine::events::{Event, EventQueue};
-use crate::engine::time::Time;
-use crate::metrics::flows::FlowLog;
+use crate::engine::time::{Rate, Time};
+use crate::metrics::flows::{FlowLog, FlowRecord};
 use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet};
-use crate::net::Network;
+use crate::net::{Network, QueueConfigs};
 use crate::scenario::reader::{Section, SpecResult};
+
+pub use env::TransportEnv;
+pub use registry::{protocols, Transport, TransportConfig};
 
 /// Network-wide packet format, shared by every transport.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -41,27 +54,99 @@ impl Framing {
     }
 }
 
-/// The transport's view of the world during one callback.
-pub struct Ctx<'a> {
-    pub now: Time,
-    pub net: &'a mut Network,
-    pub events: &'a mut EventQueue,
-    pub flows: &'a mut FlowLog,
+/// What a protocol's spec reader may check its parameters against: the rest of the run's spec.
+pub struct SpecEnv<'a> {
+    pub load_balancing: LoadBalancing,
     pub framing: Framing,
+    pub queues: &'a QueueConfigs,
 }
 
-impl Ctx<'_> {
+/// A transport protocol. One type may serve several registered names (e.g. `dctcp` and
+/// `newreno`); its config says which.
+pub trait Protocol: Sized {
+    /// Registered names with a one-line description citing the paper.
+    const NAMES: &'static [(&'static str, &'static str)];
+    /// Ask every host NIC to report when it goes idle (receiver- or sender-paced protocols that
+    /// pick the next packet at transmission time).
+    const WANTS_NIC_IDLE: bool = false;
+    type Config: Clone + std::fmt::Debug + PartialEq;
+
+    /// Reads the protocol's keys of its `[transport]` table; `name` is the registered name chosen.
+    /// In describe mode it documents them (the section is scoped to this protocol).
+    fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config>;
+    /// The registered name this config runs as.
+    fn name(cfg: &Self::Config) -> &'static str;
+    fn new(cfg: &Self::Config, env: &TransportEnv) -> Self;
+
+    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId);
+    /// A packet of one of this protocol's flows reached `host`. Packets of finished flows, stray
+    /// duplicates and kinds the protocol does not use must be ignored, never panic.
+    fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet);
+    fn on_timer(&mut self, _ctx: &mut Ctx, _kind: u8, _id: u32) {}
+    fn on_nic_idle(&mut self, _ctx: &mut Ctx, _host: HostId) {}
+    /// Protocol counters for the summary (retransmissions, timeouts, ...).
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+    /// The flow's current control state for traces (sender window or rate, receiver credit), as
+    /// (name, value) pairs with the unit in the name; nothing once the flow is gone.
+    fn flow_state(&self, _flow: FlowId, _out: &mut Vec<(&'static str, f64)>) {}
+}
+
+/// The transport's view of the world during one callback.
+pub struct Ctx<'a> {
+    now: Time,
+    net: &'a mut Network,
+    events: &'a mut EventQueue,
+    flows: &'a mut FlowLog,
+    framing: Framing,
+    /// Which of the run's transports this is (timers come back to it).
+    transport: u8,
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(
+        now: Time,
+        net: &'a mut Network,
+        events: &'a mut EventQueue,
+        flows: &'a mut FlowLog,
+        framing: Framing,
+        transport: u8,
+    ) -> Ctx<'a> {
+        Ctx { now, net, events, flows, framing, transport }
+    }
+
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    #[inline]
+    pub fn framing(&self) -> Framing {
+        self.framing
+    }
+
     /// Hands a packet to its source host's NIC queue.
     #[inline]
     pub fn send(&mut self, pkt: Packet) {
+        debug_assert!(pkt.src < self.net.hosts && pkt.dst < self.net.hosts, "packet between non-hosts");
+        debug_assert!(pkt.src != pkt.dst, "packet from host {} to itself", pkt.src);
         let port = self.net.nic_port(pkt.src);
         let id = self.net.pool.alloc(pkt);
         self.net.enqueue(port, id, self.now, self.events);
     }
 
+    /// Calls `on_timer(kind, id)` at `at` (no cancellation: a protocol ignores stale timers).
     #[inline]
     pub fn set_timer(&mut self, at: Time, kind: u8, id: u32) {
-        self.events.schedule(at, Event::Timer { kind, id });
+        debug_assert!(at >= self.now, "timer in the past");
+        self.events.schedule(at, Event::Timer { kind, transport: self.transport, id });
+    }
+
+    /// The flow's record: endpoints, size, start.
+    #[inline]
+    pub fn flow(&self, id: FlowId) -> &FlowRecord {
+        self.flows.get(id)
     }
 
     /// `bytes` of application data reached the receiver for the first time.
@@ -75,110 +160,28 @@ impl Ctx<'_> {
     pub fn finished(&mut self, flow: FlowId) {
         self.flows.finish(flow, self.now);
     }
-}
 
-pub const PROTOCOLS: &[(&str, &str)] = &[
-    ("dctcp", "DCTCP (Alizadeh et al., SIGCOMM'10): ECN-driven window control over NewReno"),
-    ("newreno", "TCP NewReno: the same sender with ECN off (reacts to loss only)"),
-    ("ndp", "NDP (Handley et al., SIGCOMM'17): zero-RTT start, receiver-paced pulls, trimming switches, sender-chosen paths"),
-    ("phost", "pHost (Gao et al., CoNEXT'15) as the NDP paper runs it: receiver tokens paced at line rate, SRPT, drop-tail switches"),
-    ("sird", "SIRD (Prasopoulos, Bugnion, Kogias): receiver credit with informed overcommitment (global bucket B, per-sender buckets cut by ECN and the sender's csn bit)"),
-];
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum TransportSpec {
-    Dctcp(dctcp::DctcpConfig),
-    Ndp(ndp::NdpConfig),
-    Sird(sird::SirdConfig),
-}
-
-impl TransportSpec {
-    /// Reads `[transport]`. In describe mode documents every protocol's parameters.
-    pub fn read(s: &mut Section, lb: LoadBalancing) -> SpecResult<TransportSpec> {
-        let names: Vec<&str> = PROTOCOLS.iter().map(|p| p.0).collect();
-        if s.is_describe() {
-            dctcp::DctcpConfig::read(s, true, lb)?;
-            ndp::NdpConfig::read(s, lb, false)?;
-            sird::SirdConfig::read(s, lb)?;
-        }
-        let protocol = s.choice("protocol", &names, "transport protocol")?;
-        Ok(match protocol.as_str() {
-            "dctcp" => TransportSpec::Dctcp(dctcp::DctcpConfig::read(s, true, lb)?),
-            "newreno" => TransportSpec::Dctcp(dctcp::DctcpConfig::read(s, false, lb)?),
-            "ndp" => TransportSpec::Ndp(ndp::NdpConfig::read(s, lb, false)?),
-            "phost" => TransportSpec::Ndp(ndp::NdpConfig::read(s, lb, true)?),
-            "sird" => TransportSpec::Sird(sird::SirdConfig::read(s, lb)?),
-            other => unreachable!("{other}"),
-        })
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            TransportSpec::Dctcp(c) if c.ecn => "dctcp",
-            TransportSpec::Dctcp(_) => "newreno",
-            TransportSpec::Ndp(c) if c.phost => "phost",
-            TransportSpec::Ndp(_) => "ndp",
-            TransportSpec::Sird(_) => "sird",
-        }
-    }
-}
-
-pub enum Transport {
-    Dctcp(dctcp::Dctcp),
-    Ndp(ndp::Ndp),
-    Sird(sird::Sird),
-}
-
-impl Transport {
-    pub fn new(spec: &TransportSpec, framing: Framing, hosts: u32, seed: u64) -> Transport {
-        match spec {
-            TransportSpec::Dctcp(c) => Transport::Dctcp(dctcp::Dctcp::new(c.clone(), framing, hosts)),
-            TransportSpec::Ndp(c) => Transport::Ndp(ndp::Ndp::new(c.clone(), framing, hosts, seed)),
-            TransportSpec::Sird(c) => Transport::Sird(sird::Sird::new(c.clone(), framing, hosts, seed)),
-        }
-    }
-
+    /// Line rate of a host's NIC.
     #[inline]
-    pub fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
-        match self {
-            Transport::Dctcp(t) => t.start_flow(ctx, flow),
-            Transport::Ndp(t) => t.start_flow(ctx, flow),
-            Transport::Sird(t) => t.start_flow(ctx, flow),
-        }
+    pub fn nic_rate(&self, host: HostId) -> Rate {
+        self.net.nic_rate(host)
     }
 
+    /// The host's NIC is not serializing and has nothing queued: a packet sent now starts at once.
     #[inline]
-    pub fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
-        match self {
-            Transport::Dctcp(t) => t.on_packet(ctx, host, pkt),
-            Transport::Ndp(t) => t.on_packet(ctx, host, pkt),
-            Transport::Sird(t) => t.on_packet(ctx, host, pkt),
-        }
+    pub fn nic_is_idle(&self, host: HostId) -> bool {
+        let p = &self.net.ports[self.net.nic_port(host) as usize];
+        p.busy_until <= self.now && p.packets == 0
     }
 
-    #[inline]
-    pub fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
-        match self {
-            Transport::Dctcp(t) => t.on_timer(ctx, kind, id),
-            Transport::Ndp(t) => t.on_timer(ctx, kind, id),
-            Transport::Sird(t) => t.on_timer(ctx, kind, id),
-        }
+    /// Number of equal-cost paths between two hosts (for source routing).
+    pub fn path_count(&self, src: HostId, dst: HostId) -> u64 {
+        self.net.path_count(src, dst)
     }
 
-    #[inline]
-    pub fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {
-        match self {
-            Transport::Dctcp(_) | Transport::Ndp(_) => {}
-            Transport::Sird(t) => t.on_nic_idle(ctx, host),
-        }
-    }
-
-    /// Protocol counters for the summary (retransmissions, timeouts, ...).
-    pub fn counters(&self) -> Vec<(&'static str, u64)> {
-        match self {
-            Transport::Dctcp(t) => t.counters(),
-            Transport::Ndp(t) => t.counters(),
-            Transport::Sird(t) => t.counters(),
-        }
+    /// Ask (or stop asking) to be told through `on_nic_idle` when the host's NIC goes idle.
+    pub fn set_nic_idle_notify(&mut self, host: HostId, on: bool) {
+        let port = self.net.nic_port(host) as usize;
+        self.net.ports[port].notify_idle = on;
     }
 }

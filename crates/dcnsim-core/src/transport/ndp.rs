@@ -43,7 +43,7 @@
 //! and on ACKs/NACKs that carry a pull (flag `PULL_BIT`).
 
 use super::conns::ConnTable;
-use super::{Ctx, Framing};
+use super::{Ctx, Framing, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::Rng;
 use crate::engine::time::{from_us, Rate, Time};
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
@@ -233,7 +233,6 @@ pub struct Ndp {
     conns: ConnTable<Conn>,
     pullers: Vec<Puller>,
     rng: Rng,
-    initialized: bool,
     counters: Counters,
 }
 
@@ -256,14 +255,18 @@ const FB_BOUNCE: u8 = 3;
 const FB_LOSS: u8 = 4;
 
 impl Ndp {
-    pub fn new(cfg: NdpConfig, framing: Framing, hosts: u32, seed: u64) -> Ndp {
+    fn new(cfg: &NdpConfig, env: &TransportEnv) -> Ndp {
+        let bytes = env.framing.mtu_bytes + env.framing.control_bytes;
+        let puller = |h: u32| {
+            let link: Rate = env.nic_rate(h);
+            Puller { spacing: ((link.tx_time(bytes) as f64) / cfg.pull_rate).round() as Time, ..Puller::default() }
+        };
         Ndp {
-            cfg,
-            framing,
+            cfg: cfg.clone(),
+            framing: env.framing,
             conns: ConnTable::default(),
-            pullers: (0..hosts).map(|_| Puller::default()).collect(),
-            rng: Rng::for_component(seed, "ndp"),
-            initialized: false,
+            pullers: (0..env.hosts()).map(puller).collect(),
+            rng: env.rng("ndp"),
             counters: Counters::default(),
         }
     }
@@ -282,28 +285,13 @@ impl Ndp {
         ]
     }
 
-    fn init_pullers(&mut self, ctx: &Ctx) {
-        if self.initialized {
-            return;
-        }
-        self.initialized = true;
-        let bytes = self.framing.mtu_bytes + self.framing.control_bytes;
-        for (h, p) in self.pullers.iter_mut().enumerate() {
-            let link: Rate = ctx.net.ports[ctx.net.nic_port(h as u32) as usize].rate;
-            p.spacing = ((link.tx_time(bytes) as f64) / self.cfg.pull_rate).round() as Time;
-        }
-    }
-
     pub fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
-        self.init_pullers(ctx);
-        let rec = ctx.flows.get(id);
+        let rec = ctx.flow(id);
         let mss = self.framing.mss() as u64;
         let packets = rec.size.div_ceil(mss);
         let last_payload = (rec.size - (packets - 1) * mss) as u32;
         let n_paths = match self.cfg.lb {
-            LoadBalancing::Source => {
-                ctx.net.routes.path_count(&ctx.net.ports, rec.src, rec.dst).min(u16::MAX as u64) as u32
-            }
+            LoadBalancing::Source => ctx.path_count(rec.src, rec.dst).min(u16::MAX as u64) as u32,
             _ => 1,
         };
         let mut paths: Vec<u32> = (0..n_paths).collect();
@@ -402,7 +390,7 @@ impl Ndp {
         let mut p = Packet::new(PacketKind::Data, c.id, c.src, c.dst, fr.wire(payload));
         p.payload = payload;
         p.seq = seq;
-        p.ts = ctx.now;
+        p.ts = ctx.now();
         p.aux = path;
         p.prio = 1;
         p.lb = cfg_lb;
@@ -418,12 +406,12 @@ impl Ndp {
             self.counters.retransmitted += 1;
         }
         let i = (seq - c.base) as usize;
-        c.window[i] = Sent::Out { at: ctx.now, path: path as u16 };
+        c.window[i] = Sent::Out { at: ctx.now(), path: path as u16 };
         self.counters.data_sent += 1;
         ctx.send(p);
         if !c.rto_armed {
             c.rto_armed = true;
-            let at = ctx.now + c.rto;
+            let at = ctx.now() + c.rto;
             ctx.set_timer(at, TIMER_RTO, c.id);
         }
         true
@@ -444,7 +432,7 @@ impl Ndp {
             }
             PacketKind::Pull => self.on_pull(ctx, slot, pkt.ack),
             PacketKind::Bounced => self.on_bounce(ctx, slot, pkt),
-            other => panic!("NDP received a {other:?} packet"),
+            _ => {} // not an NDP packet kind: ignored
         }
     }
 
@@ -476,12 +464,12 @@ impl Ndp {
         let wants_pull = !c.done_rx;
         let pl = &mut self.pullers[c.dst as usize];
         // Piggyback the pull when nothing is queued ahead of it and the pacer would send it now.
-        let carry = wants_pull && pl.high.is_empty() && pl.fair.is_empty() && !pl.armed && ctx.now >= pl.next_at;
+        let carry = wants_pull && pl.high.is_empty() && pl.fair.is_empty() && !pl.armed && ctx.now() >= pl.next_at;
         if carry {
             c.pulls_sent += 1;
             fb.flags |= PULL_BIT;
             fb.ack = c.pulls_sent;
-            pl.next_at = ctx.now + pl.spacing;
+            pl.next_at = ctx.now() + pl.spacing;
             self.counters.pulls += 1;
         }
         ctx.send(fb);
@@ -506,7 +494,7 @@ impl Ndp {
         let pl = &mut self.pullers[host as usize];
         if !pl.armed {
             pl.armed = true;
-            let at = pl.next_at.max(ctx.now);
+            let at = pl.next_at.max(ctx.now());
             ctx.set_timer(at, TIMER_PULL, host);
         }
     }
@@ -558,7 +546,7 @@ impl Ndp {
                 }
             }
             let pl = &mut self.pullers[host as usize];
-            pl.next_at = ctx.now + pl.spacing;
+            pl.next_at = ctx.now() + pl.spacing;
             if !pl.high.is_empty() || !pl.fair.is_empty() {
                 pl.armed = true;
                 ctx.set_timer(pl.next_at, TIMER_PULL, host);
@@ -617,7 +605,7 @@ impl Ndp {
         c.pull_window += 1;
         c.first_window_left -= 1;
         if pkt.kind == PacketKind::Ack {
-            let r = (ctx.now - pkt.ts) as f64;
+            let r = (ctx.now() - pkt.ts) as f64;
             if c.srtt == 0.0 {
                 c.srtt = r;
                 c.rttvar = r / 2.0;
@@ -719,7 +707,7 @@ impl Ndp {
         let c = &mut self.conns[slot];
         if !c.rto_armed {
             c.rto_armed = true;
-            ctx.set_timer(ctx.now + c.rto, TIMER_RTO, c.id);
+            ctx.set_timer(ctx.now() + c.rto, TIMER_RTO, c.id);
         }
     }
 
@@ -733,7 +721,7 @@ impl Ndp {
         let mut expired = Vec::new();
         for (i, s) in c.window.iter().enumerate() {
             if let Sent::Out { at, path } = *s {
-                if at + c.rto <= ctx.now {
+                if at + c.rto <= ctx.now() {
                     expired.push((c.base + i as u64, path));
                 } else {
                     oldest = Some(oldest.map_or(at, |o: Time| o.min(at)));
@@ -764,12 +752,46 @@ impl Ndp {
         if !c.rto_armed {
             if let Some(o) = oldest {
                 c.rto_armed = true;
-                let at = (o + c.rto).max(ctx.now);
+                let at = (o + c.rto).max(ctx.now());
                 ctx.set_timer(at, TIMER_RTO, c.id);
             } else if !c.rtx.is_empty() {
                 c.rto_armed = true;
-                ctx.set_timer(ctx.now + c.rto, TIMER_RTO, c.id);
+                ctx.set_timer(ctx.now() + c.rto, TIMER_RTO, c.id);
             }
         }
+    }
+}
+
+impl Protocol for Ndp {
+    const NAMES: &'static [(&'static str, &'static str)] = &[
+        ("ndp", "NDP (Handley et al., SIGCOMM'17): zero-RTT start, receiver-paced pulls, trimming switches, sender-chosen paths"),
+        ("phost", "pHost (Gao et al., CoNEXT'15) as the NDP paper runs it: receiver tokens paced at line rate, SRPT, drop-tail switches"),
+    ];
+    type Config = NdpConfig;
+
+    fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<NdpConfig> {
+        NdpConfig::read(s, env.load_balancing, name == "phost")
+    }
+    fn name(cfg: &NdpConfig) -> &'static str {
+        if cfg.phost {
+            "phost"
+        } else {
+            "ndp"
+        }
+    }
+    fn new(cfg: &NdpConfig, env: &TransportEnv) -> Ndp {
+        Ndp::new(cfg, env)
+    }
+    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        Ndp::start_flow(self, ctx, flow)
+    }
+    fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
+        Ndp::on_packet(self, ctx, host, pkt)
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+        Ndp::on_timer(self, ctx, kind, id)
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Ndp::counters(self)
     }
 }

@@ -36,11 +36,23 @@ pub enum Kind {
     ClosedLoop { sources: Vec<u32>, receiver: u32, size: u64, think: Time, start: Time, stop: Option<Time> },
 }
 
+impl Kind {
+    /// The flow-size distribution of a component that draws sizes from one.
+    pub fn size_cdf(&self) -> Option<&Cdf> {
+        match self {
+            Kind::Poisson { cdf, .. } => Some(cdf),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct ComponentSpec {
     pub name: String,
     pub exclude_from_slowdown: bool,
     pub kind: Kind,
+    /// The named transport setup (`[transports.NAME]`) its flows use; `None` = `[transport]`.
+    pub transport: Option<String>,
     /// The section path (`workload[i]`), for errors found when the workload is built.
     pub path: String,
 }
@@ -243,6 +255,10 @@ impl WorkloadSpec {
                 false,
                 "leave this component's flows out of slowdown statistics (e.g. an incast overlay, as SIRD does)",
             )?;
+            let transport = s.string_opt(
+                "transport",
+                "name of the transport setup its flows use (a `[transports.NAME]` table); default: `[transport]`",
+            )?;
             let kinds = if s.is_describe() { names.clone() } else { vec![kind.as_str()] };
             for k in kinds {
                 let spec = read_kind(&mut s, k)?;
@@ -251,6 +267,7 @@ impl WorkloadSpec {
                     name,
                     exclude_from_slowdown: exclude,
                     kind: spec,
+                    transport: transport.clone(),
                     path: s.path().to_string(),
                 });
             }

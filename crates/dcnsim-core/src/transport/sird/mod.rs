@@ -71,7 +71,7 @@ mod receiver;
 mod sender;
 
 use super::conns::ConnTable;
-use super::{Ctx, Framing};
+use super::{Ctx, Framing, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::engine::time::{from_us, Rate, Time};
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
@@ -386,23 +386,34 @@ pub struct Sird {
     pair_of: HashMap<u64, u32>,
     hosts: Vec<Host>,
     p: Derived,
-    initialized: bool,
     /// Sender candidates during one choice: (pair, conn slot).
     scratch: Vec<(u32, u32)>,
     counters: Counters,
 }
 
 impl Sird {
-    pub fn new(cfg: SirdConfig, framing: Framing, hosts: u32, _seed: u64) -> Sird {
+    /// Fixes the byte parameters from the fabric (the BDP of the longest host pair, or the spec's).
+    fn new(cfg: &SirdConfig, env: &TransportEnv) -> Sird {
+        let n = env.hosts();
+        let bdp = cfg.bdp_bytes.unwrap_or_else(|| env.bdp_bytes(0, n - 1));
+        let b = bdp as f64;
+        let sb_max = (cfg.sb_max_bdp * b).max(1.0);
+        let p = Derived {
+            bdp,
+            budget: (cfg.budget_bdp * b).round() as i64,
+            sb_max,
+            unsch_thr: (cfg.unsch_thr_bdp * b).round() as u64,
+            sthr: cfg.sthr_bdp * b,
+            floors: [cfg.network_floor * sb_max, cfg.sender_floor * sb_max],
+        };
         Sird {
-            cfg,
-            framing,
+            cfg: cfg.clone(),
+            framing: env.framing,
             conns: ConnTable::default(),
             pairs: Vec::new(),
             pair_of: HashMap::new(),
-            hosts: (0..hosts).map(|_| Host::default()).collect(),
-            p: Derived::default(),
-            initialized: false,
+            hosts: (0..n).map(|h| Host { rate: Some(env.nic_rate(h)), ..Host::default() }).collect(),
+            p,
             scratch: Vec::new(),
             counters: Counters::default(),
         }
@@ -425,36 +436,6 @@ impl Sird {
             ("duplicate_packets", c.duplicates),
             ("bdp_bytes", self.p.bdp),
         ]
-    }
-
-    /// Fixes the byte parameters from the network and asks every NIC to report idleness.
-    fn init(&mut self, ctx: &mut Ctx) {
-        if self.initialized {
-            return;
-        }
-        self.initialized = true;
-        let fr = self.framing;
-        let n = ctx.net.hosts;
-        let host_rate = ctx.net.ports[ctx.net.nic_port(0) as usize].rate;
-        let bdp = self.cfg.bdp_bytes.unwrap_or_else(|| {
-            let rtt = crate::metrics::summary::base_rtt(ctx.net, 0, n - 1, fr.mss(), fr.header_bytes, fr.control_bytes);
-            host_rate.bytes_in(rtt).max(1)
-        });
-        let b = bdp as f64;
-        let sb_max = (self.cfg.sb_max_bdp * b).max(1.0);
-        self.p = Derived {
-            bdp,
-            budget: (self.cfg.budget_bdp * b).round() as i64,
-            sb_max,
-            unsch_thr: (self.cfg.unsch_thr_bdp * b).round() as u64,
-            sthr: self.cfg.sthr_bdp * b,
-            floors: [self.cfg.network_floor * sb_max, self.cfg.sender_floor * sb_max],
-        };
-        for h in 0..n {
-            let port = ctx.net.nic_port(h) as usize;
-            ctx.net.ports[port].notify_idle = true;
-            self.hosts[h as usize].rate = Some(ctx.net.ports[port].rate);
-        }
     }
 
     fn pair(&mut self, src: HostId, dst: HostId) -> u32 {
@@ -482,10 +463,9 @@ impl Sird {
     }
 
     pub fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
-        self.init(ctx);
         let fr = self.framing;
         let mss = fr.mss() as u64;
-        let rec = ctx.flows.get(id);
+        let rec = ctx.flow(id);
         let (src, dst, size) = (rec.src, rec.dst, rec.size);
         let packets = size.div_ceil(mss);
         let last_payload = (size - (packets - 1) * mss) as u32;
@@ -505,7 +485,7 @@ impl Sird {
             granted: prefix,
             rtx: VecDeque::new(),
             acked: false,
-            tx_last: ctx.now,
+            tx_last: ctx.now(),
             tx_backoff: 0,
             tx_timer: false,
             tx_ready: false,
@@ -514,7 +494,7 @@ impl Sird {
             rx: Received::default(),
             rx_done: false,
             rx_listed: false,
-            rx_last: ctx.now,
+            rx_last: ctx.now(),
             rx_timer: false,
             rx_backoff: 0,
         };
@@ -560,7 +540,7 @@ impl Sird {
         p.prio = 0;
         p.path = c.path_key;
         p.lb = self.cfg.lb;
-        p.ts = ctx.now;
+        p.ts = ctx.now();
         ctx.send(p);
     }
 
@@ -577,7 +557,7 @@ impl Sird {
             PacketKind::Credit => self.on_credit(ctx, slot, pkt),
             PacketKind::Nack => self.on_resend(ctx, slot, pkt),
             PacketKind::Ack => self.on_ack(ctx, slot),
-            other => panic!("SIRD received a {other:?} packet"),
+            _ => {} // not a SIRD packet kind (e.g. a trimmed header): ignored
         }
     }
 
@@ -595,5 +575,39 @@ impl Sird {
 
     pub fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {
         self.pump(ctx, host);
+    }
+}
+
+impl Protocol for Sird {
+    const NAMES: &'static [(&'static str, &'static str)] = &[(
+        "sird",
+        "SIRD (Prasopoulos, Bugnion, Kogias): receiver credit with informed overcommitment (global bucket B, per-sender buckets cut by ECN and the sender's csn bit)",
+    )];
+    const WANTS_NIC_IDLE: bool = true;
+    type Config = SirdConfig;
+
+    fn read(s: &mut Section, _name: &str, env: &SpecEnv) -> SpecResult<SirdConfig> {
+        SirdConfig::read(s, env.load_balancing)
+    }
+    fn name(_cfg: &SirdConfig) -> &'static str {
+        "sird"
+    }
+    fn new(cfg: &SirdConfig, env: &TransportEnv) -> Sird {
+        Sird::new(cfg, env)
+    }
+    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        Sird::start_flow(self, ctx, flow)
+    }
+    fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
+        Sird::on_packet(self, ctx, host, pkt)
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+        Sird::on_timer(self, ctx, kind, id)
+    }
+    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {
+        Sird::on_nic_idle(self, ctx, host)
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Sird::counters(self)
     }
 }

@@ -20,7 +20,7 @@ impl Sird {
         debug_assert_eq!((size, prefix), (c.size, c.prefix), "packets carry the message's size and prefix");
         c.rx_known = true;
         c.rx_granted = c.prefix;
-        c.rx_last = ctx.now;
+        c.rx_last = ctx.now();
         let w = wire_range(fr, c, 0, c.prefix);
         let (dst, pi) = (c.dst, c.pair);
         if c.prefix < c.packets {
@@ -52,7 +52,7 @@ impl Sird {
             c.id,
             c.rx_granted
         );
-        c.rx_last = ctx.now;
+        c.rx_last = ctx.now();
         let w = wire_range(fr, c, pkt.seq, pkt.seq + 1);
         ctx.delivered(c.id, pkt.payload as u64);
         if c.rx.count() == c.rx_granted {
@@ -82,7 +82,7 @@ impl Sird {
         if pkt.has(PROBE) {
             if c.rx_done {
                 self.send_control(ctx, slot, PacketKind::Ack, false);
-            } else if c.rx.count() < c.rx_granted && (!was_known || ctx.now >= quiet_since + self.cfg.rto) {
+            } else if c.rx.count() < c.rx_granted && (!was_known || ctx.now() >= quiet_since + self.cfg.rto) {
                 // The probe taught us the message (its unscheduled packets were all lost), or
                 // we too have heard nothing for a while. A probe that crossed a fresh credit
                 // finds recent activity and is left to the receiver's own timer.
@@ -140,7 +140,7 @@ impl Sird {
         if h.pacer_armed || h.inbound.is_empty() {
             return;
         }
-        if ctx.now < h.next_credit_at {
+        if ctx.now() < h.next_credit_at {
             h.pacer_armed = true;
             ctx.set_timer(h.next_credit_at, TIMER_PACER, host);
             return;
@@ -148,7 +148,7 @@ impl Sird {
         if let Some(w) = self.try_credit(ctx, host) {
             let h = &mut self.hosts[host as usize];
             let rate = h.rate.expect("rates are set before the first flow");
-            h.next_credit_at = ctx.now + rate.tx_time(w as u32);
+            h.next_credit_at = ctx.now() + rate.tx_time(w as u32);
             if !h.inbound.is_empty() {
                 h.pacer_armed = true;
                 ctx.set_timer(h.next_credit_at, TIMER_PACER, host);
@@ -209,7 +209,7 @@ impl Sird {
         h.b += w;
         let c = &mut self.conns[slot];
         c.rx_granted += 1;
-        c.rx_last = ctx.now;
+        c.rx_last = ctx.now();
         self.pairs[c.pair as usize].sb += w;
         if c.rx_granted == c.packets {
             c.rx_listed = false;
@@ -226,7 +226,7 @@ impl Sird {
         let c = &mut self.conns[slot];
         if !c.rx_timer && !c.rx_done {
             c.rx_timer = true;
-            ctx.set_timer((c.rx_last + (rto << c.rx_backoff)).max(ctx.now), TIMER_RX, c.id);
+            ctx.set_timer((c.rx_last + (rto << c.rx_backoff)).max(ctx.now()), TIMER_RX, c.id);
         }
     }
 
@@ -238,7 +238,7 @@ impl Sird {
         if c.rx_done || c.rx.count() == c.rx_granted {
             return; // nothing outstanding; the next credit re-arms
         }
-        if ctx.now < c.rx_last + (self.cfg.rto << c.rx_backoff) {
+        if ctx.now() < c.rx_last + (self.cfg.rto << c.rx_backoff) {
             return self.arm_rx(ctx, slot);
         }
         c.rx_backoff = (c.rx_backoff + 1).min(MAX_BACKOFF);
@@ -250,7 +250,7 @@ impl Sird {
     /// One RESEND per run of missing credited packets; each restates the credit frontier.
     fn resend_missing(&mut self, ctx: &mut Ctx, slot: u32) {
         let c = &mut self.conns[slot];
-        c.rx_last = ctx.now;
+        c.rx_last = ctx.now();
         let runs = c.rx.missing_runs(c.rx_granted, MAX_RESEND_RUNS);
         for (a, b) in runs {
             let c = &self.conns[slot];
@@ -261,7 +261,7 @@ impl Sird {
             p.prio = 0;
             p.path = c.path_key;
             p.lb = self.cfg.lb;
-            p.ts = ctx.now;
+            p.ts = ctx.now();
             ctx.send(p);
             self.counters.resend_requests += 1;
         }

@@ -12,8 +12,7 @@ impl Sird {
         if self.hosts[host as usize].ready == 0 {
             return;
         }
-        let port = &ctx.net.ports[ctx.net.nic_port(host) as usize];
-        if port.busy_until > ctx.now || port.packets > 0 {
+        if !ctx.nic_is_idle(host) {
             return; // the NIC will report when it is idle again
         }
         if let Some((pi, slot)) = self.choose(host) {
@@ -95,7 +94,7 @@ impl Sird {
         p.seq = idx;
         p.ack = c.size;
         p.aux = c.prefix.min(u32::MAX as u64) as u32;
-        p.ts = ctx.now;
+        p.ts = ctx.now();
         p.path = c.path_key;
         p.lb = self.cfg.lb;
         let unscheduled = idx < c.prefix;
@@ -112,7 +111,7 @@ impl Sird {
             p.flags |= flags::RETX;
             self.counters.retransmitted += 1;
         }
-        c.tx_last = ctx.now;
+        c.tx_last = ctx.now();
         self.sync_ready(slot);
         self.counters.data_sent += 1;
         self.counters.unscheduled_sent += u64::from(unscheduled && !retx);
@@ -177,7 +176,7 @@ impl Sird {
         if c.acked {
             return None;
         }
-        c.tx_last = ctx.now;
+        c.tx_last = ctx.now();
         c.tx_backoff = 0;
         let src = c.src;
         self.take_frontier(slot, frontier);
@@ -241,7 +240,7 @@ impl Sird {
         let c = &mut self.conns[slot];
         if !c.tx_timer && !c.acked {
             c.tx_timer = true;
-            let at = (c.tx_last + (rto << c.tx_backoff)).max(ctx.now);
+            let at = (c.tx_last + (rto << c.tx_backoff)).max(ctx.now());
             ctx.set_timer(at, TIMER_TX, c.id);
         }
     }
@@ -256,16 +255,16 @@ impl Sird {
             return;
         }
         let deadline = c.tx_last + (rto << c.tx_backoff);
-        if ctx.now < deadline {
+        if ctx.now() < deadline {
             return self.arm_tx(ctx, slot);
         }
         if c.sendable() {
             // Waiting for our own uplink, not for the receiver.
-            c.tx_last = ctx.now;
+            c.tx_last = ctx.now();
             return self.arm_tx(ctx, slot);
         }
         c.tx_backoff = (c.tx_backoff + 1).min(MAX_BACKOFF);
-        c.tx_last = ctx.now;
+        c.tx_last = ctx.now();
         self.counters.probes += 1;
         self.counters.credit_requests += 1;
         self.send_control(ctx, slot, PacketKind::CreditRequest, true);

@@ -1,0 +1,126 @@
+//! The protocol registry: registering a protocol is one line in the `registry!` call at the end of
+//! this file. The macro generates the config and transport enums and their dispatch, so the hot
+//! path calls each protocol's methods directly (a `match`, no trait objects).
+
+use super::{dctcp, ndp, sird};
+use super::{Ctx, Protocol, SpecEnv, TransportEnv};
+use crate::net::packet::{FlowId, HostId, Packet};
+use crate::scenario::reader::{Section, SpecResult};
+
+macro_rules! registry {
+    ($($variant:ident => $ty:ty),* $(,)?) => {
+        /// A protocol's resolved parameters.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum TransportConfig {
+            $($variant(<$ty as Protocol>::Config)),*
+        }
+
+        /// One transport instance of a run.
+        pub enum Transport {
+            $($variant($ty)),*
+        }
+
+        /// Every registered (name, description), in registry order.
+        pub fn protocols() -> Vec<(&'static str, &'static str)> {
+            let mut v = Vec::new();
+            $(v.extend_from_slice(<$ty as Protocol>::NAMES);)*
+            v
+        }
+
+        impl TransportConfig {
+            /// Reads the parameters of protocol `name`; `None` if no protocol has that name.
+            pub fn read_named(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Option<TransportConfig>> {
+                $(
+                    if <$ty as Protocol>::NAMES.iter().any(|n| n.0 == name) {
+                        return Ok(Some(TransportConfig::$variant(<$ty as Protocol>::read(s, name, env)?)));
+                    }
+                )*
+                Ok(None)
+            }
+
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(TransportConfig::$variant(c) => <$ty as Protocol>::name(c)),*
+                }
+            }
+
+            pub fn wants_nic_idle(&self) -> bool {
+                match self {
+                    $(TransportConfig::$variant(_) => <$ty as Protocol>::WANTS_NIC_IDLE),*
+                }
+            }
+        }
+
+        impl Transport {
+            pub fn new(cfg: &TransportConfig, env: &TransportEnv) -> Transport {
+                match cfg {
+                    $(TransportConfig::$variant(c) => Transport::$variant(<$ty as Protocol>::new(c, env))),*
+                }
+            }
+
+            #[inline]
+            pub fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
+                match self {
+                    $(Transport::$variant(t) => t.start_flow(ctx, flow)),*
+                }
+            }
+
+            #[inline]
+            pub fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
+                match self {
+                    $(Transport::$variant(t) => t.on_packet(ctx, host, pkt)),*
+                }
+            }
+
+            #[inline]
+            pub fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+                match self {
+                    $(Transport::$variant(t) => t.on_timer(ctx, kind, id)),*
+                }
+            }
+
+            #[inline]
+            pub fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {
+                match self {
+                    $(Transport::$variant(t) => t.on_nic_idle(ctx, host)),*
+                }
+            }
+
+            pub fn counters(&self) -> Vec<(&'static str, u64)> {
+                match self {
+                    $(Transport::$variant(t) => t.counters()),*
+                }
+            }
+
+            pub fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {
+                match self {
+                    $(Transport::$variant(t) => t.flow_state(flow, out)),*
+                }
+            }
+        }
+    };
+}
+
+// One line per protocol: `Variant => module::Type`.
+registry! {
+    Dctcp => dctcp::Dctcp,
+    Ndp => ndp::Ndp,
+    Sird => sird::Sird,
+}
+
+impl TransportConfig {
+    /// Reads a `[transport]` table: `protocol` picks the protocol, which reads the other keys. In
+    /// describe mode every protocol documents its keys under its own name.
+    pub fn read(s: &mut Section, env: &SpecEnv) -> SpecResult<TransportConfig> {
+        let all = protocols();
+        let names: Vec<&str> = all.iter().map(|p| p.0).collect();
+        if let Some(docs) = s.describe_docs() {
+            for &name in &names {
+                let mut scoped = Section::describe_scoped(s.path(), docs, name);
+                TransportConfig::read_named(&mut scoped, name, env)?;
+            }
+        }
+        let protocol = s.choice("protocol", &names, "transport protocol")?;
+        Ok(TransportConfig::read_named(s, &protocol, env)?.expect("the choice check admits registered names only"))
+    }
+}
