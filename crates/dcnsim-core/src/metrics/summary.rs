@@ -73,7 +73,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         let key = (net.routes.edge_of_host[r.src as usize], net.routes.edge_of_host[r.dst as usize]);
         // Hosts of one edge pair see identical paths in the fabrics we build (same host link rates).
         let hops = hop_cache.entry(key).or_insert_with(|| net.path_hops(r.src, r.dst));
-        let id_fct = match spec.load_balancing {
+        let id_fct = match spec.transports[spec.component_transport[r.component as usize] as usize].load_balancing {
             LoadBalancing::Ecmp => ideal_fct_fast(r.size, fr.mss(), fr.header_bytes, hops),
             LoadBalancing::Spray | LoadBalancing::Source => {
                 ideal_fct_multipath_fast(r.size, fr.mss(), fr.header_bytes, hops)
@@ -221,7 +221,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         "name": spec.name,
         "version": crate::VERSION,
         "seed": spec.seed,
-        "protocol": spec.transports[0].1.name(),
+        "protocol": spec.transports[0].config.name(),
         "hosts": hosts,
         "host_rate_gbps": host_rate.gbps(),
         "mss_bytes": fr.mss(),
@@ -267,7 +267,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
             .transports
             .iter()
             .zip(&sim.transports)
-            .map(|((name, cfg), t)| json!({"name": name, "protocol": cfg.name(), "counters": counters(t)}))
+            .map(|(setup, t)| json!({"name": setup.name, "protocol": setup.config.name(), "counters": counters(t)}))
             .collect();
         summary["transports"] = json!(all);
     }

@@ -91,7 +91,7 @@ impl Simulation {
     /// that want it.
     fn build_transports(spec: &RunSpec, net: &mut Network) -> Vec<Transport> {
         let mut transports = Vec::with_capacity(spec.transports.len());
-        for (index, (_, cfg)) in spec.transports.iter().enumerate() {
+        for (index, setup) in spec.transports.iter().enumerate() {
             let size_cdf = spec
                 .workload
                 .components
@@ -99,9 +99,9 @@ impl Simulation {
                 .zip(&spec.component_transport)
                 .filter(|(_, &t)| t as usize == index)
                 .find_map(|(c, _)| c.kind.size_cdf());
-            let env = TransportEnv::new(net, spec.framing, spec.load_balancing, spec.seed, index as u8, size_cdf);
-            transports.push(Transport::new(cfg, &env));
-            if cfg.wants_nic_idle() {
+            let env = TransportEnv::new(net, spec.framing, setup.load_balancing, spec.seed, index as u8, size_cdf);
+            transports.push(Transport::new(&setup.config, &env));
+            if setup.config.wants_nic_idle() {
                 for h in 0..net.hosts {
                     let port = net.nic_port(h) as usize;
                     net.ports[port].notify_idle = true;

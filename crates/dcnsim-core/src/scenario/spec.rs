@@ -32,11 +32,54 @@ pub struct RunSpec {
     pub queues: QueueConfigs,
     pub load_balancing: LoadBalancing,
     /// The run's transports: `[transport]` first (named "default"), then each `[transports.NAME]`.
-    pub transports: Vec<(String, TransportConfig)>,
+    pub transports: Vec<TransportSetup>,
     /// Index into `transports` of each workload component's transport.
     pub component_transport: Vec<u8>,
     pub workload: WorkloadSpec,
     pub metrics: MetricsSpec,
+}
+
+/// One transport of a run: a protocol with its parameters, and how its packets are routed.
+#[derive(Clone, Debug)]
+pub struct TransportSetup {
+    /// "default" for `[transport]`, else the NAME of `[transports.NAME]`.
+    pub name: String,
+    pub config: TransportConfig,
+    /// `[routing] load_balancing`, unless the transport table overrides it (so that, e.g., NDP's
+    /// source-routed packets and DCTCP's ECMP flows share one fabric).
+    pub load_balancing: LoadBalancing,
+}
+
+impl TransportSetup {
+    fn read(
+        s: &mut Section,
+        name: &str,
+        routing: LoadBalancing,
+        framing: Framing,
+        queues: &QueueConfigs,
+    ) -> SpecResult<TransportSetup> {
+        let default = match routing {
+            LoadBalancing::Ecmp => "ecmp",
+            LoadBalancing::Spray => "spray",
+            LoadBalancing::Source => "source",
+        };
+        let load_balancing = read_load_balancing(
+            s,
+            default,
+            "how this transport's packets are routed; default: [routing] load_balancing",
+        )?;
+        let env = SpecEnv { load_balancing, framing, queues };
+        Ok(TransportSetup { name: name.to_string(), config: TransportConfig::read(s, &env)?, load_balancing })
+    }
+}
+
+fn read_load_balancing(s: &mut Section, default: &str, doc: &'static str) -> SpecResult<LoadBalancing> {
+    let lb = s.choice_or("load_balancing", &["ecmp", "spray", "source"], default, doc)?;
+    Ok(match lb.as_str() {
+        "ecmp" => LoadBalancing::Ecmp,
+        "spray" => LoadBalancing::Spray,
+        _ => LoadBalancing::Source,
+    })
 }
 
 /// Transports in one run (`[transport]` plus named setups); timers carry the index in a byte.
@@ -124,19 +167,13 @@ impl RunSpec {
         q.finish()?;
 
         let mut r = top.table("routing", "load balancing over equal-cost paths")?;
-        let lb = r.choice_or("load_balancing", &["ecmp", "spray", "source"], "ecmp",
+        let load_balancing = read_load_balancing(&mut r, "ecmp",
             "ecmp: per-flow hash; spray: random per packet at every switch; source: the sender picks the path per packet")?;
         r.finish()?;
-        let load_balancing = match lb.as_str() {
-            "ecmp" => LoadBalancing::Ecmp,
-            "spray" => LoadBalancing::Spray,
-            _ => LoadBalancing::Source,
-        };
 
         let queues = QueueConfigs { nic, to_host, fabric };
-        let env = SpecEnv { load_balancing, framing, queues: &queues };
         let mut tr = top.table("transport", "the transport protocol and its parameters")?;
-        let mut transports = vec![("default".to_string(), TransportConfig::read(&mut tr, &env)?)];
+        let mut transports = vec![TransportSetup::read(&mut tr, "default", load_balancing, framing, &queues)?];
         tr.finish()?;
         for (name, mut t) in top.named_tables(
             "transports",
@@ -145,7 +182,7 @@ impl RunSpec {
             if t.is_describe() {
                 continue; // the keys are those of [transport], documented there
             }
-            transports.push((name, TransportConfig::read(&mut t, &env)?));
+            transports.push(TransportSetup::read(&mut t, &name, load_balancing, framing, &queues)?);
             t.finish()?;
         }
         top.ensure(transports.len() <= MAX_TRANSPORTS, "transports", format!("at most {} setups", MAX_TRANSPORTS - 1))?;
@@ -155,8 +192,8 @@ impl RunSpec {
         for c in &workload.components {
             let index = match &c.transport {
                 None => 0,
-                Some(name) => transports.iter().position(|(n, _)| n == name).ok_or_else(|| {
-                    let known: Vec<&str> = transports[1..].iter().map(|(n, _)| n.as_str()).collect();
+                Some(name) => transports.iter().position(|t| &t.name == name).ok_or_else(|| {
+                    let known: Vec<&str> = transports[1..].iter().map(|t| t.name.as_str()).collect();
                     c.err("transport", format!("no [transports.{name}] table (defined: {known:?})"))
                 })?,
             };
