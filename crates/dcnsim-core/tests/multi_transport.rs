@@ -69,7 +69,7 @@ fn dctcp_background_and_ndp_foreground_share_a_trimming_fabric() {
 #[test]
 fn a_component_naming_an_unknown_setup_is_an_error_naming_the_field() {
     let s = spec(&format!("{FABRIC}[transport]\nprotocol = \"dctcp\"\n{}", workload("transport = \"nope\"\n")));
-    let e = dcnsim_core::scenario::read_spec(&s).err().expect("an unknown setup is an error").to_string();
+    let e = dcnsim_core::scenario::read_spec(&s).expect_err("an unknown setup is an error").to_string();
     assert!(e.contains("workload[1].transport") && e.contains("nope"), "{e}");
 }
 
@@ -79,6 +79,6 @@ fn a_setup_with_a_bad_protocol_names_its_table() {
         "{FABRIC}[transport]\nprotocol = \"dctcp\"\n[transports.x]\nprotocol = \"tcp\"\n{}",
         workload("transport = \"x\"\n")
     ));
-    let e = dcnsim_core::scenario::read_spec(&s).err().expect("an unknown protocol is an error").to_string();
+    let e = dcnsim_core::scenario::read_spec(&s).expect_err("an unknown protocol is an error").to_string();
     assert!(e.contains("transports.x.protocol"), "{e}");
 }
