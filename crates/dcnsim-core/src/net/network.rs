@@ -5,10 +5,14 @@
 //!
 //! Events per packet per hop: one `LinkArrival`, plus one `PortFree` only when the port is
 //! backlogged. A packet that finds its port idle starts serializing at once.
+//!
+//! With a `[trace]` table, `tracer` records what happens to the traced flows' packets; without
+//! one, each hook is a test of an empty `Option` that the branch predictor always gets right.
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
 use crate::engine::time::{Rate, Time};
+use crate::metrics::trace::{PacketTrace, TraceEvent};
 use crate::net::packet::{flags, Fate, LoadBalancing, PacketId, PacketKind, PacketPool};
 use crate::net::port::{NodeId, OccupancyStats, Port, PortId, PortRole};
 use crate::net::queue::{QueueConfig, Scheduling, Trim};
@@ -37,6 +41,8 @@ pub struct Network {
     pub pool: PacketPool,
     pub cfgs: Vec<QueueConfig>,
     rng: Rng,
+    /// Records the traced flows' packets, when the run traces any.
+    pub tracer: Option<Box<PacketTrace>>,
 }
 
 impl Network {
@@ -95,6 +101,7 @@ impl Network {
             pool: PacketPool::new(),
             cfgs,
             rng: Rng::for_component(seed, "network"),
+            tracer: None,
         })
     }
 
@@ -130,6 +137,9 @@ impl Network {
         let size = packet.size;
         if cfg.overflows(p.bytes, p.packets, size) {
             p.counters.drops += 1;
+            if let Some(t) = self.tracer.as_deref_mut() {
+                t.record(now, packet, p.owner, port, TraceEvent::Drop, p.bytes, p.class_of(packet.prio));
+            }
             self.pool.release(pkt, Fate::Dropped);
             return;
         }
@@ -138,6 +148,9 @@ impl Network {
                 p.counters.marks += 1;
             }
             packet.flags |= flags::CE;
+            if let Some(t) = self.tracer.as_deref_mut() {
+                t.record(now, packet, p.owner, port, TraceEvent::Mark, p.bytes, p.class_of(packet.prio));
+            }
         }
         let class = p.class_of(packet.prio);
         self.admit(port, pkt, class, now, ev);
@@ -149,6 +162,9 @@ impl Network {
         let p = &mut self.ports[port as usize];
         let packet = self.pool.get(pkt);
         let (size, is_data) = (packet.size, packet.kind == PacketKind::Data);
+        if let Some(t) = self.tracer.as_deref_mut() {
+            t.record(now, packet, p.owner, port, TraceEvent::Enqueue, p.bytes, class);
+        }
         if p.busy_until <= now && p.packets == 0 && p.paused & (1 << class) == 0 {
             self.start_tx(port, pkt, size, is_data, now, ev);
             return;
@@ -178,6 +194,7 @@ impl Network {
             if packet.has(flags::ECT) && cfg.should_mark(data_bytes, data_packets, &mut self.rng) {
                 self.pool.get_mut(pkt).flags |= flags::CE;
                 self.ports[port as usize].counters.marks += 1;
+                self.trace(now, pkt, port, TraceEvent::Mark);
             }
             return self.admit(port, pkt, class, now, ev);
         }
@@ -185,7 +202,7 @@ impl Network {
         if p.class_len(class) > 0 && self.rng.bernoulli(0.5) {
             let (victim, vsize) = self.ports[port as usize].pop_tail(class).expect("non-empty");
             self.change_occupancy(port, -(vsize as i64), -1, now);
-            self.trim_to_header(port, victim, trim);
+            self.trim_to_header(port, victim, trim, now);
             self.admit_header(port, victim, trim, now, ev);
             let p = &self.ports[port as usize];
             let data_bytes = p.class_bytes(class) + in_service as u64;
@@ -194,11 +211,12 @@ impl Network {
                 return self.admit(port, pkt, class, now, ev);
             }
         }
-        self.trim_to_header(port, pkt, trim);
+        self.trim_to_header(port, pkt, trim, now);
         self.admit_header(port, pkt, trim, now, ev);
     }
 
-    fn trim_to_header(&mut self, port: PortId, pkt: PacketId, trim: Trim) {
+    fn trim_to_header(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time) {
+        self.trace(now, pkt, port, TraceEvent::Trim);
         self.pool.trimmed += 1;
         let p = self.pool.get_mut(pkt);
         debug_assert_eq!(p.kind, PacketKind::Data);
@@ -219,6 +237,9 @@ impl Network {
         let packet = self.pool.get_mut(pkt);
         if trim.bounce && packet.kind == PacketKind::Header {
             p.counters.bounces += 1;
+            if let Some(t) = self.tracer.as_deref_mut() {
+                t.record(now, packet, p.owner, port, TraceEvent::Bounce, p.bytes, 0);
+            }
             std::mem::swap(&mut packet.src, &mut packet.dst);
             packet.kind = PacketKind::Bounced;
             packet.lb = LoadBalancing::Spray;
@@ -226,6 +247,9 @@ impl Network {
             return self.forward(node, pkt, now, ev);
         }
         p.counters.drops += 1;
+        if let Some(t) = self.tracer.as_deref_mut() {
+            t.record(now, packet, p.owner, port, TraceEvent::Drop, p.bytes, 0);
+        }
         self.pool.release(pkt, Fate::Dropped);
     }
 
@@ -240,6 +264,10 @@ impl Network {
         p.busy_until = now + p.busy_time(size);
         p.counters.tx_bytes += size as u64;
         p.counters.tx_packets += 1;
+        if let Some(t) = self.tracer.as_deref_mut() {
+            let packet = self.pool.get(pkt);
+            t.record(now, packet, p.owner, port, TraceEvent::TxStart, p.bytes, p.class_of(packet.prio));
+        }
         if p.pipe_push(arrival, pkt) {
             ev.schedule(arrival, Event::LinkArrival(port));
         }
@@ -305,7 +333,25 @@ impl Network {
         if let Some(next) = p.pipe_head_time() {
             ev.schedule(next, Event::LinkArrival(port));
         }
+        if let Some(t) = self.tracer.as_deref_mut() {
+            let packet = self.pool.get(pkt);
+            let class = p.class_of(packet.prio);
+            t.record(now, packet, p.peer, port, TraceEvent::Arrive, p.bytes, class);
+            if p.peer < self.hosts {
+                // The caller hands it to the host's transport now.
+                t.record(now, packet, p.peer, port, TraceEvent::Deliver, p.bytes, class);
+            }
+        }
         (pkt, p.peer)
+    }
+
+    /// Records `event` for a packet at a port, if the run traces its flow.
+    #[inline]
+    fn trace(&mut self, now: Time, pkt: PacketId, port: PortId, event: TraceEvent) {
+        if let Some(t) = self.tracer.as_deref_mut() {
+            let (p, packet) = (&self.ports[port as usize], self.pool.get(pkt));
+            t.record(now, packet, p.owner, port, event, p.bytes, p.class_of(packet.prio));
+        }
     }
 
     /// A switch received `pkt`: pick the egress port and enqueue.
