@@ -137,34 +137,34 @@ impl Network {
         let size = packet.size;
         if cfg.overflows(p.bytes, p.packets, size) {
             p.counters.drops += 1;
-            if let Some(t) = self.tracer.as_deref_mut() {
-                t.record(now, packet, p.owner, port, TraceEvent::Drop, p.bytes, p.class_of(packet.prio));
+            if self.tracer.is_some() {
+                self.trace(now, pkt, port, TraceEvent::Drop);
             }
             self.pool.release(pkt, Fate::Dropped);
             return;
         }
+        let class = p.class_of(packet.prio);
         if packet.has(flags::ECT) && cfg.should_mark(p.bytes, p.packets, &mut self.rng) {
             if !packet.has(flags::CE) {
                 p.counters.marks += 1;
             }
             packet.flags |= flags::CE;
-            if let Some(t) = self.tracer.as_deref_mut() {
-                t.record(now, packet, p.owner, port, TraceEvent::Mark, p.bytes, p.class_of(packet.prio));
+            if self.tracer.is_some() {
+                self.trace_in_class(now, pkt, port, TraceEvent::Mark, class);
             }
         }
-        let class = p.class_of(packet.prio);
         self.admit(port, pkt, class, now, ev);
     }
 
     /// Queues an accepted packet in `class`, or starts sending it if the port is idle.
     #[inline]
     fn admit(&mut self, port: PortId, pkt: PacketId, class: usize, now: Time, ev: &mut EventQueue) {
+        if self.tracer.is_some() {
+            self.trace_in_class(now, pkt, port, TraceEvent::Enqueue, class);
+        }
         let p = &mut self.ports[port as usize];
         let packet = self.pool.get(pkt);
         let (size, is_data) = (packet.size, packet.kind == PacketKind::Data);
-        if let Some(t) = self.tracer.as_deref_mut() {
-            t.record(now, packet, p.owner, port, TraceEvent::Enqueue, p.bytes, class);
-        }
         if p.busy_until <= now && p.packets == 0 && p.paused & (1 << class) == 0 {
             self.start_tx(port, pkt, size, is_data, now, ev);
             return;
@@ -194,7 +194,9 @@ impl Network {
             if packet.has(flags::ECT) && cfg.should_mark(data_bytes, data_packets, &mut self.rng) {
                 self.pool.get_mut(pkt).flags |= flags::CE;
                 self.ports[port as usize].counters.marks += 1;
-                self.trace(now, pkt, port, TraceEvent::Mark);
+                if self.tracer.is_some() {
+                    self.trace(now, pkt, port, TraceEvent::Mark);
+                }
             }
             return self.admit(port, pkt, class, now, ev);
         }
@@ -216,7 +218,9 @@ impl Network {
     }
 
     fn trim_to_header(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time) {
-        self.trace(now, pkt, port, TraceEvent::Trim);
+        if self.tracer.is_some() {
+            self.trace(now, pkt, port, TraceEvent::Trim);
+        }
         self.pool.trimmed += 1;
         let p = self.pool.get_mut(pkt);
         debug_assert_eq!(p.kind, PacketKind::Data);
@@ -229,17 +233,20 @@ impl Network {
 
     /// Headers and control packets share class 0; when it is full, return-to-sender or drop.
     fn admit_header(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time, ev: &mut EventQueue) {
-        let p = &mut self.ports[port as usize];
+        let p = &self.ports[port as usize];
         let size = self.pool.get(pkt).size;
         if p.class_bytes(0) + size as u64 <= trim.header_limit_bytes {
             return self.admit(port, pkt, 0, now, ev);
         }
+        let bounce = trim.bounce && self.pool.get(pkt).kind == PacketKind::Header;
+        if self.tracer.is_some() {
+            let event = if bounce { TraceEvent::Bounce } else { TraceEvent::Drop };
+            self.trace_in_class(now, pkt, port, event, 0);
+        }
+        let p = &mut self.ports[port as usize];
         let packet = self.pool.get_mut(pkt);
-        if trim.bounce && packet.kind == PacketKind::Header {
+        if bounce {
             p.counters.bounces += 1;
-            if let Some(t) = self.tracer.as_deref_mut() {
-                t.record(now, packet, p.owner, port, TraceEvent::Bounce, p.bytes, 0);
-            }
             std::mem::swap(&mut packet.src, &mut packet.dst);
             packet.kind = PacketKind::Bounced;
             packet.lb = LoadBalancing::Spray;
@@ -247,9 +254,6 @@ impl Network {
             return self.forward(node, pkt, now, ev);
         }
         p.counters.drops += 1;
-        if let Some(t) = self.tracer.as_deref_mut() {
-            t.record(now, packet, p.owner, port, TraceEvent::Drop, p.bytes, 0);
-        }
         self.pool.release(pkt, Fate::Dropped);
     }
 
@@ -264,16 +268,15 @@ impl Network {
         p.busy_until = now + p.busy_time(size);
         p.counters.tx_bytes += size as u64;
         p.counters.tx_packets += 1;
-        if let Some(t) = self.tracer.as_deref_mut() {
-            let packet = self.pool.get(pkt);
-            t.record(now, packet, p.owner, port, TraceEvent::TxStart, p.bytes, p.class_of(packet.prio));
-        }
         if p.pipe_push(arrival, pkt) {
             ev.schedule(arrival, Event::LinkArrival(port));
         }
         if p.notify_idle && !p.wake_pending {
             p.wake_pending = true;
             ev.schedule(p.busy_until, Event::PortFree(port));
+        }
+        if self.tracer.is_some() {
+            self.trace(now, pkt, port, TraceEvent::TxStart);
         }
     }
 
@@ -333,24 +336,46 @@ impl Network {
         if let Some(next) = p.pipe_head_time() {
             ev.schedule(next, Event::LinkArrival(port));
         }
+        let peer = p.peer;
+        if self.tracer.is_some() {
+            self.trace_arrival(now, pkt, port);
+        }
+        (pkt, peer)
+    }
+
+    // Tracing: out of line and cold, so that a run without a trace pays one test of `tracer` per
+    // hook and nothing else.
+
+    /// Records `event` for a packet at a port, in the port's class for the packet's priority.
+    #[cold]
+    #[inline(never)]
+    fn trace(&mut self, now: Time, pkt: PacketId, port: PortId, event: TraceEvent) {
+        let class = self.ports[port as usize].class_of(self.pool.get(pkt).prio);
+        self.trace_in_class(now, pkt, port, event, class);
+    }
+
+    /// Records `event` for a packet at a port (the node that owns it), in priority class `class`.
+    #[cold]
+    #[inline(never)]
+    fn trace_in_class(&mut self, now: Time, pkt: PacketId, port: PortId, event: TraceEvent, class: usize) {
+        let (p, packet) = (&self.ports[port as usize], self.pool.get(pkt));
         if let Some(t) = self.tracer.as_deref_mut() {
-            let packet = self.pool.get(pkt);
-            let class = p.class_of(packet.prio);
+            t.record(now, packet, p.owner, port, event, p.bytes, class);
+        }
+    }
+
+    /// Records a packet reaching the far end of `port`'s link, and its delivery if that is a host.
+    #[cold]
+    #[inline(never)]
+    fn trace_arrival(&mut self, now: Time, pkt: PacketId, port: PortId) {
+        let (p, packet) = (&self.ports[port as usize], self.pool.get(pkt));
+        let class = p.class_of(packet.prio);
+        if let Some(t) = self.tracer.as_deref_mut() {
             t.record(now, packet, p.peer, port, TraceEvent::Arrive, p.bytes, class);
             if p.peer < self.hosts {
                 // The caller hands it to the host's transport now.
                 t.record(now, packet, p.peer, port, TraceEvent::Deliver, p.bytes, class);
             }
-        }
-        (pkt, p.peer)
-    }
-
-    /// Records `event` for a packet at a port, if the run traces its flow.
-    #[inline]
-    fn trace(&mut self, now: Time, pkt: PacketId, port: PortId, event: TraceEvent) {
-        if let Some(t) = self.tracer.as_deref_mut() {
-            let (p, packet) = (&self.ports[port as usize], self.pool.get(pkt));
-            t.record(now, packet, p.owner, port, event, p.bytes, p.class_of(packet.prio));
         }
     }
 
