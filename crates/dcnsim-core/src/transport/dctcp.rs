@@ -506,6 +506,21 @@ impl Protocol for Dctcp {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Dctcp::counters(self)
     }
+    /// The sender's window state (ssthresh is infinite until the first loss or ECN cut; srtt from
+    /// the first RTT sample on; alpha for DCTCP only).
+    fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {
+        let Some(slot) = self.conns.slot(flow) else { return };
+        let c = &self.conns[slot];
+        out.push(("cwnd_bytes", c.cwnd));
+        out.push(("ssthresh_bytes", c.ssthresh));
+        out.push(("in_flight_bytes", (c.snd_nxt - c.snd_una) as f64));
+        if self.cfg.ecn {
+            out.push(("alpha", c.alpha));
+        }
+        if c.srtt > 0.0 {
+            out.push(("srtt_us", c.srtt / 1e6));
+        }
+    }
 }
 
 /// Inserts [s, e) into sorted disjoint ranges; returns how many bytes were new.
