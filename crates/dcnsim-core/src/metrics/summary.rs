@@ -277,7 +277,12 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     timeseries.push(
         "series",
         Column::Str(
-            sm.iter().map(|s| if s.1 == 0 { "switch_queue_bytes" } else { "host_rx_gbps" }.to_string()).collect(),
+            sm.iter()
+                .map(|s| {
+                    ["switch_queue_bytes", "host_rx_gbps", "switch_shared_bytes", "switch_headroom_bytes"][s.1 as usize]
+                })
+                .map(String::from)
+                .collect(),
         ),
     );
     timeseries.push(
@@ -285,10 +290,10 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         Column::Str(
             sm.iter()
                 .map(|s| {
-                    if s.1 == 0 {
-                        net.node_names[(net.hosts + s.2) as usize].clone()
-                    } else {
+                    if s.1 == 1 {
                         net.node_names[s.2 as usize].clone()
+                    } else {
+                        net.node_names[(net.hosts + s.2) as usize].clone()
                     }
                 })
                 .collect(),
@@ -297,5 +302,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     timeseries.push("value", Column::F64(sm.iter().map(|s| s.3).collect()));
     // The traces are taken out of the simulation and attached by the caller (`TraceOutput`).
     let (trace, flow_state) = (Table::default(), Table::default());
+    let (mut ports, mut switches) = (ports, switches);
+    super::fabric::extend(sim, &mut ports, &mut switches, &mut summary);
     RunOutput { flows, ports, switches, timeseries, trace, flow_state, summary, resolved_spec: resolved }
 }

@@ -33,7 +33,8 @@ pub struct Simulation {
     pub ended_at: Time,
     data_delivered: u64,
     /// Time series samples: (time, series, index, value); series 0 = switch queued bytes (index =
-    /// switch), 1 = host receive rate in Gb/s over the last interval (index = host).
+    /// switch), 1 = host receive rate in Gb/s over the last interval (index = host), with shared
+    /// buffers 2 = shared bytes in use and 3 = headroom bytes in use (index = switch).
     pub samples: Vec<(Time, u8, u32, f64)>,
     last_rx: Vec<u64>,
     /// The traced flows' control state over time (with a `[trace]` table).
@@ -43,8 +44,9 @@ pub struct Simulation {
 impl Simulation {
     pub fn new(spec: RunSpec) -> Result<Simulation, RunError> {
         let graph = spec.topology.build()?;
-        let net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
+        let mut net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
             .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
+        net.configure_switches(&spec.switch, spec.framing.mtu_bytes.max(spec.framing.control_bytes))?;
         let env = WorkloadEnv {
             hosts: net.hosts,
             host_rate: spec.topology.kind.host_rate(),
@@ -54,7 +56,6 @@ impl Simulation {
             mss_bytes: spec.framing.mss(),
         };
         let mut workload = Workload::build(&spec.workload, &env)?;
-        let mut net = net;
         let transports = Self::build_transports(&spec, &mut net);
         let component_transport = spec.component_transport.clone();
         let mut events = EventQueue::new();
@@ -149,7 +150,7 @@ impl Simulation {
             }
             match ev {
                 Event::LinkArrival(port) => {
-                    let (pkt, node) = self.net.on_link_arrival(port, now, &mut self.events);
+                    let Some((pkt, node)) = self.net.on_link_arrival(port, now, &mut self.events) else { continue };
                     if node >= self.net.hosts {
                         self.net.forward(node, pkt, now, &mut self.events);
                     } else {
@@ -188,6 +189,12 @@ impl Simulation {
                 }
                 Event::Sample => self.sample(now),
                 Event::FlowStateSample => self.sample_flow_state(now),
+                Event::SwitchTimer { kind, id } => {
+                    if self.net.on_switch_timer(kind, id, now, &mut self.events) {
+                        self.ended_at = now; // deadlocked: nothing can move any more
+                        return self.finish();
+                    }
+                }
             }
             if !self.flows.closed_loop_done.is_empty() {
                 self.restart_closed_loops(now);
@@ -222,6 +229,10 @@ impl Simulation {
         {
             self.ended_at = end;
         }
+        self.finish()
+    }
+
+    fn finish(&self) -> Result<u64, RunError> {
         self.net.check_conservation().map_err(RunError::Invariant)?;
         Ok(self.events.processed)
     }
@@ -230,6 +241,12 @@ impl Simulation {
         let interval = self.spec.metrics.sample_interval.expect("sampling is on");
         for (s, &b) in self.net.switch_bytes.iter().enumerate() {
             self.samples.push((now, 0, s as u32, b as f64));
+        }
+        if let Some(b) = self.net.buffers.as_deref() {
+            for (s, sw) in b.switches.iter().enumerate() {
+                self.samples.push((now, 2, s as u32, sw.shared_used as f64));
+                self.samples.push((now, 3, s as u32, sw.headroom_used as f64));
+            }
         }
         self.last_rx.resize(self.flows.delivered_per_host.len(), 0);
         for (h, &b) in self.flows.delivered_per_host.iter().enumerate() {

@@ -6,7 +6,7 @@ use crate::engine::time::{from_us, Rate, Time};
 use crate::metrics::trace::TraceSpec;
 use crate::net::packet::LoadBalancing;
 use crate::net::queue::QueueConfig;
-use crate::net::QueueConfigs;
+use crate::net::{QueueConfigs, SwitchConfig};
 use crate::topology::Topology;
 use crate::transport::{Framing, SpecEnv, TransportConfig};
 use crate::workload::WorkloadSpec;
@@ -31,6 +31,8 @@ pub struct RunSpec {
     pub nic_pacing: Option<Rate>,
     pub topology: Topology,
     pub queues: QueueConfigs,
+    /// Shared buffer, PFC, INT (`[switch]`).
+    pub switch: SwitchConfig,
     pub load_balancing: LoadBalancing,
     /// The run's transports: `[transport]` first (named "default"), then each `[transports.NAME]`.
     pub transports: Vec<TransportSetup>,
@@ -168,13 +170,16 @@ impl RunSpec {
         let nic_base = QueueConfig { trim: None, limit: nic_limit, ..switch_q.clone() };
         let nic = role(&mut q, "nic", &nic_base, "host NIC queues (default: the switch settings, without trimming)")?;
         q.finish()?;
+        let queues = QueueConfigs { nic, to_host, fabric };
+        let mut sw = top.table("switch", "switch features: shared buffer, PFC, INT")?;
+        let switch = SwitchConfig::read(&mut sw, &queues)?;
+        sw.finish()?;
 
         let mut r = top.table("routing", "load balancing over equal-cost paths")?;
         let load_balancing = read_load_balancing(&mut r, "ecmp",
             "ecmp: per-flow hash; spray: random per packet at every switch; source: the sender picks the path per packet")?;
         r.finish()?;
 
-        let queues = QueueConfigs { nic, to_host, fabric };
         let mut tr = top.table("transport", "the transport protocol and its parameters")?;
         let mut transports = vec![TransportSetup::read(&mut tr, "default", load_balancing, framing, &queues)?];
         tr.finish()?;
@@ -244,6 +249,7 @@ impl RunSpec {
             nic_pacing: pacing.map(Rate::from_gbps),
             topology,
             queues,
+            switch,
             load_balancing,
             transports,
             component_transport,
