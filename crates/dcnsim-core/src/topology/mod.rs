@@ -165,6 +165,14 @@ pub enum TopologySpec {
         host_delay_us: f64,
         core_delay_us: f64,
     },
+    Ring {
+        switches: u32,
+        hosts_per_switch: u32,
+        host_rate_gbps: f64,
+        core_rate_gbps: f64,
+        host_delay_us: f64,
+        core_delay_us: f64,
+    },
 }
 
 pub const KINDS: &[(&str, &str)] = &[
@@ -172,6 +180,10 @@ pub const KINDS: &[(&str, &str)] = &[
     ("dumbbell", "two switches joined by one bottleneck link, hosts_per_side hosts on each"),
     ("leaf_spine", "two tiers: racks of hosts under leaf switches, every leaf linked to every spine"),
     ("fat_tree", "three-tier k-ary fat tree (k^3/4 hosts at oversubscription 1)"),
+    (
+        "ring",
+        "switches in a ring, each with its hosts; shortest-path routes (cyclic buffer dependencies, PFC deadlocks)",
+    ),
 ];
 
 fn rate(s: &mut Section, key: &str, doc: &'static str) -> SpecResult<f64> {
@@ -275,6 +287,23 @@ impl TopologySpec {
                     )?,
                 }
             }
+            "ring" => TopologySpec::Ring {
+                switches: count(s, "switches", 3, "[ring] switches in the ring, each linked to the next")?,
+                hosts_per_switch: count(s, "hosts_per_switch", 1, "[ring] hosts under each switch")?,
+                host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
+                core_rate_gbps: rate(
+                    s,
+                    "core_rate_gbps",
+                    "[leaf_spine, fat_tree, ring] rate of switch-to-switch links",
+                )?,
+                host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
+                core_delay_us: delay(
+                    s,
+                    "core_delay_us",
+                    1.0,
+                    "[leaf_spine, fat_tree, ring] delay of switch-to-switch links",
+                )?,
+            },
             other => unreachable!("unknown topology kind {other}"),
         })
     }
@@ -288,6 +317,7 @@ impl TopologySpec {
                 let k = k as u64;
                 k * k / 2 * (k / 2) * oversubscription as u64
             }
+            TopologySpec::Ring { switches, hosts_per_switch, .. } => switches as u64 * hosts_per_switch as u64,
         }
     }
 
@@ -296,7 +326,8 @@ impl TopologySpec {
             TopologySpec::SingleSwitch { host_rate_gbps, .. }
             | TopologySpec::Dumbbell { host_rate_gbps, .. }
             | TopologySpec::LeafSpine { host_rate_gbps, .. }
-            | TopologySpec::FatTree { host_rate_gbps, .. } => host_rate_gbps,
+            | TopologySpec::FatTree { host_rate_gbps, .. }
+            | TopologySpec::Ring { host_rate_gbps, .. } => host_rate_gbps,
         };
         Rate::from_gbps(g)
     }
@@ -346,6 +377,21 @@ impl TopologySpec {
             } => builders::fat_tree(
                 k,
                 oversubscription,
+                Rate::from_gbps(host_rate_gbps),
+                Rate::from_gbps(core_rate_gbps),
+                from_us(host_delay_us),
+                from_us(core_delay_us),
+            ),
+            TopologySpec::Ring {
+                switches,
+                hosts_per_switch,
+                host_rate_gbps,
+                core_rate_gbps,
+                host_delay_us,
+                core_delay_us,
+            } => builders::ring(
+                switches,
+                hosts_per_switch,
                 Rate::from_gbps(host_rate_gbps),
                 Rate::from_gbps(core_rate_gbps),
                 from_us(host_delay_us),

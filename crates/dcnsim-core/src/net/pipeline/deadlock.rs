@@ -55,9 +55,9 @@ impl Network {
         let b = self.buffers.as_deref()?;
         let mut pairs: Vec<(PortId, u8)> = Vec::new();
         for (id, p) in self.ports.iter().enumerate() {
-            let i = &b.ingress[id];
+            let i = &b.ports[id];
             let held_paused = p.paused & i.paused;
-            if held_paused == 0 || i.switch == u32::MAX {
+            if held_paused == 0 || i.into == u32::MAX {
                 continue;
             }
             let frame_on_the_way = self.ports[Network::reverse(id as PortId) as usize].pipe_packets().any(is_mac_frame);

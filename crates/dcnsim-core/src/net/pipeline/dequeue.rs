@@ -33,7 +33,7 @@ impl Network {
             self.stamp_int(port, pkt, size, now);
         }
         if shared {
-            self.release_shared(pkt, class, size, now, ev);
+            self.release_shared(port, pkt, class, size, now, ev);
         }
     }
 

@@ -3,7 +3,7 @@
 //! field and the switch or link that does not fit.
 
 use super::pfc::{Pfc, PFC_FRAME_BYTES};
-use super::shared_buffer::{Buffers, Ingress, SwitchBuffer};
+use super::shared_buffer::{BufferPort, Buffers, SwitchBuffer};
 use super::switch_spec::SwitchConfig;
 use crate::net::network::Network;
 use crate::net::port::{PortId, PortRole};
@@ -46,10 +46,18 @@ impl Network {
     fn shared_buffers(&self, sw: &SwitchConfig, size: u64, max_packet: u32) -> Result<Buffers, SpecError> {
         let host_rate = (0..self.hosts).map(|h| self.nic_rate(h).bps()).min().unwrap_or(1);
         let lossless_classes = sw.lossless.count_ones();
-        let priorities = self.cfgs[PortRole::Fabric as usize].priorities as u64;
+        // The threshold shift of a port: one less than alpha's per doubling of its rate.
+        let shift_of = |p: PortId| {
+            let (mut shift, mut r) = (sw.alpha_shift, host_rate);
+            while r < self.ports[p as usize].rate.bps() && shift > 0 {
+                r = r.saturating_mul(2);
+                shift -= 1;
+            }
+            shift
+        };
         let mut b = Buffers {
             switches: vec![SwitchBuffer { size, ..Default::default() }; self.tiers.len()],
-            ingress: vec![Ingress { switch: u32::MAX, ..Default::default() }; self.ports.len()],
+            ports: vec![BufferPort::default(); self.ports.len()],
             reserve: sw.reserve_bytes,
             resume_offset: sw.resume_offset_bytes,
             lossless: sw.lossless,
@@ -59,12 +67,6 @@ impl Network {
             let node = self.hosts + s as u32;
             for &egress in &self.ports_of[node as usize] {
                 let p = Network::reverse(egress);
-                let rate = self.ports[p as usize].rate.bps();
-                let (mut shift, mut r) = (sw.alpha_shift, host_rate);
-                while r < rate && shift > 0 {
-                    r = r.saturating_mul(2);
-                    shift -= 1;
-                }
                 let needed = self.pfc_headroom_needed(p, lossless_classes, max_packet);
                 let headroom = match sw.headroom_bytes {
                     _ if lossless_classes == 0 => 0,
@@ -81,9 +83,12 @@ impl Network {
                         ))
                     }
                 };
-                b.ingress[p as usize] = Ingress { switch: s as u32, headroom, shift, ..Default::default() };
+                let ingress = &mut b.ports[p as usize];
+                (ingress.into, ingress.headroom, ingress.shift) = (s as u32, headroom, shift_of(p));
+                let out = &mut b.ports[egress as usize];
+                (out.owner, out.shift) = (s as u32, shift_of(egress));
                 buffer.headroom_total += lossless_classes as u64 * headroom;
-                buffer.reserve_total += priorities * sw.reserve_bytes;
+                buffer.reserve_total += lossless_classes as u64 * sw.reserve_bytes;
             }
             let set_aside = buffer.headroom_total + buffer.reserve_total;
             if size < set_aside + max_packet as u64 {

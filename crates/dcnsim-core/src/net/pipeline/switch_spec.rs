@@ -12,7 +12,7 @@ pub struct SwitchConfig {
     pub buffer_bytes: Option<u64>,
     /// Dynamic threshold shift at ports of the host rate (one less per doubling of port rate).
     pub alpha_shift: u8,
-    /// Guaranteed bytes per (ingress port, class).
+    /// Guaranteed bytes per (ingress port, lossless class).
     pub reserve_bytes: u64,
     /// PFC on the classes in `lossless` (bit c); 0 = no PFC.
     pub lossless: u8,
@@ -55,7 +55,6 @@ impl SwitchConfig {
             s.ensure(has_buffer || !s.has(key), key, "only used with buffer_bytes (a shared buffer)")
         };
         only_with_buffer(s, "buffer_alpha_shift")?;
-        only_with_buffer(s, "buffer_reserve_bytes")?;
         let alpha_shift = s.u64_or(
             "buffer_alpha_shift",
             d.alpha_shift as u64,
@@ -63,12 +62,6 @@ impl SwitchConfig {
             "dynamic threshold: a pair's shared use may reach (free shared buffer) >> shift at ports of the host rate (3: alpha = 1/8), one less per doubling of a port's rate",
         )?;
         s.ensure(alpha_shift <= 16, "buffer_alpha_shift", format!("must be at most 16, got {alpha_shift}"))?;
-        let reserve_bytes = s.u64_or(
-            "buffer_reserve_bytes",
-            d.reserve_bytes,
-            "bytes",
-            "bytes guaranteed to each (ingress port, class), outside the shared pool",
-        )?;
         let pfc = s.bool_or(
             "pfc",
             false,
@@ -123,6 +116,12 @@ impl SwitchConfig {
                 "a host NIC must not drop lossless packets: unset queue.nic.limit_*",
             )?;
         }
+        let reserve_bytes = s.u64_or(
+            "pfc_reserve_bytes",
+            d.reserve_bytes,
+            "bytes",
+            "bytes guaranteed to each (ingress port, lossless class), outside the shared pool",
+        )?;
         let headroom_bytes = s.u64_opt(
             "pfc_headroom_bytes",
             "bytes",
