@@ -109,7 +109,7 @@ pub fn drain(
             Event::LinkArrival(port) => {
                 let Some((pkt, node)) = net.on_link_arrival(port, now, ev) else { continue };
                 if node >= net.hosts {
-                    net.forward(node, pkt, now, ev);
+                    net.switch_arrival(port, node, pkt, now, ev);
                 } else {
                     got.push(*net.pool.get(pkt));
                     net.pool.release(pkt, Fate::Delivered);

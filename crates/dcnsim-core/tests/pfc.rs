@@ -207,7 +207,7 @@ fn a_host_nic_pause_stops_its_switch_port_until_resumed() {
             Event::LinkArrival(port) => {
                 let Some((pkt, node)) = net.on_link_arrival(port, now, &mut ev) else { continue };
                 if node >= net.hosts {
-                    net.forward(node, pkt, now, &mut ev);
+                    net.switch_arrival(port, node, pkt, now, &mut ev);
                 } else {
                     arrivals.push((now, net.pool.get(pkt).seq));
                     net.pool.release(pkt, Fate::Delivered);

@@ -37,7 +37,7 @@ fn run(
             Event::LinkArrival(port) => {
                 if let Some((pkt, node)) = net.on_link_arrival(port, now, ev) {
                     if node >= net.hosts {
-                        net.forward(node, pkt, now, ev);
+                        net.switch_arrival(port, node, pkt, now, ev);
                     } else {
                         deliver(net, pkt, now);
                         net.pool.release(pkt, Fate::Delivered);
@@ -242,13 +242,26 @@ fn int_records_one_hop_per_switch_with_monotone_times() {
 }
 
 #[test]
-fn the_last_ingress_is_the_port_that_delivered_the_packet() {
+fn a_packet_in_a_switch_knows_its_ingress() {
+    // Hosts 1 and 2 send to host 0 at once: one packet waits at the switch's downlink, and knows
+    // it came in from its sender's NIC.
     let mut net = network(3, QueueConfig::infinite());
     let mut ev = EventQueue::new();
     send(&mut net, &mut ev, packet(1, 0, 1500, 0, 0));
-    let mut ingress = None;
-    run(&mut net, &mut ev, |_| {}, |net, pkt, _| ingress = Some(net.pool.get(pkt).ingress));
-    assert_eq!(ingress, Some(net.routes.host_port[0]), "delivered over the switch's port to host 0");
+    send(&mut net, &mut ev, packet(2, 0, 1500, 0, 0));
+    let down = net.routes.host_port[0] as usize;
+    let mut seen = Vec::new();
+    run(
+        &mut net,
+        &mut ev,
+        |net| {
+            let waiting = net.ports[down].class_packets(0).map(|p| *net.pool.get(p));
+            seen.extend(waiting.map(|p| (p.ingress == net.nic_port(p.src), p.hops)));
+        },
+        |_, _, _| {},
+    );
+    assert!(!seen.is_empty());
+    assert!(seen.iter().all(|&s| s == (true, 1)), "{seen:?}");
 }
 
 #[test]

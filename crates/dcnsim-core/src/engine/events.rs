@@ -155,7 +155,7 @@ impl EventQueue {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_node(&mut self, slot: usize, e: Entry) {
         let n = if self.free != NIL {
             let n = self.free;

@@ -23,8 +23,8 @@ pub fn extend(sim: &Simulation, ports: &mut Table, switches: &mut Table, summary
     }
     let Some(pfc) = net.pfc.as_deref() else { return };
     let ps = &net.ports;
-    ports.push("pause_frames_sent", Column::U64(ps.iter().map(|p| p.counters.pause_frames).collect()));
-    ports.push("resume_frames_sent", Column::U64(ps.iter().map(|p| p.counters.resume_frames).collect()));
+    ports.push("pause_frames_sent", Column::U64(pfc.frames_sent.iter().map(|f| f[0]).collect()));
+    ports.push("resume_frames_sent", Column::U64(pfc.frames_sent.iter().map(|f| f[1]).collect()));
     let mut paused_by_class = serde_json::Map::new();
     for c in (0..8).filter(|c| pfc.lossless & (1 << c) != 0) {
         let t: Vec<u64> = ps.iter().enumerate().map(|(i, p)| pfc.paused_time(i as u32, p, c, now)).collect();
@@ -48,8 +48,8 @@ pub fn extend(sim: &Simulation, ports: &mut Table, switches: &mut Table, summary
         .filter(|(i, p)| (0..8).any(|c| pfc.lossless & (1 << c) != 0 && pfc.paused_time(*i as u32, p, c, now) > 0))
         .count();
     summary["pfc"] = json!({
-        "pause_frames_sent": ps.iter().map(|p| p.counters.pause_frames).sum::<u64>(),
-        "resume_frames_sent": ps.iter().map(|p| p.counters.resume_frames).sum::<u64>(),
+        "pause_frames_sent": pfc.frames_sent.iter().map(|f| f[0]).sum::<u64>(),
+        "resume_frames_sent": pfc.frames_sent.iter().map(|f| f[1]).sum::<u64>(),
         "max_paused_ps_by_class": paused_by_class,
         "host_nics_paused": nic_paused,
         "lossless_drops": overflows,

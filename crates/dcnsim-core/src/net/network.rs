@@ -136,8 +136,8 @@ impl Network {
         for p in &mut self.ports {
             let cfg = &self.cfgs[p.cfg as usize];
             p.deficits = match cfg.scheduling {
-                Scheduling::Drr(_) => vec![0; p.priorities() as usize].into_boxed_slice(),
-                _ => Box::default(),
+                Scheduling::Drr(_) => Some(Box::default()),
+                _ => None,
             };
             p.dequeue_stage = cfg.ecn_at == EcnAt::Dequeue || cfg.int || cfg.shared_buffer;
         }
@@ -287,9 +287,6 @@ impl Network {
             self.on_mac_frame(port, pkt, now, ev);
             return None;
         }
-        let packet = self.pool.get_mut(pkt);
-        packet.ingress = port;
-        packet.hops = packet.hops.saturating_add(u8::from(peer >= self.hosts));
         if self.tracer.is_some() {
             self.trace_arrival(now, pkt, port);
         }
@@ -332,7 +329,19 @@ impl Network {
         }
     }
 
-    /// A switch received `pkt`: pick the egress port and enqueue.
+    /// `pkt` reached switch `node` over `port`'s link: count the hop, note its ingress (the shared
+    /// buffer accounts it there), pick the egress port and enqueue.
+    #[inline]
+    pub fn switch_arrival(&mut self, port: PortId, node: NodeId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
+        let packet = self.pool.get_mut(pkt);
+        packet.ingress = port;
+        packet.hops = packet.hops.wrapping_add(1);
+        let out = self.routes.next_port(node, packet, &mut self.rng);
+        self.enqueue(out, pkt, now, ev);
+    }
+
+    /// A switch forwards `pkt` again (a header it returns to its sender): pick the egress port and
+    /// enqueue.
     #[inline]
     pub fn forward(&mut self, node: NodeId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
         let packet = self.pool.get_mut(pkt);

@@ -3,7 +3,7 @@
 //!
 //! The generic fields (`seq`, `ack`, `ts`, `aux`) mean what the owning transport says they mean;
 //! each transport documents its use in its header. The network reads only `size`, `dst`, `prio`,
-//! `flags` (ECN bits), `lb` and `path`, and writes `ingress` and `hops` on every arrival.
+//! `flags` (ECN bits), `lb` and `path`, and writes `ingress` and `hops` at every switch.
 //!
 //! In-band telemetry (INT, for HPCC) does not fit in 64 bytes: the pool keeps it in a side table
 //! indexed like the packets (`net::pipeline::int`), reset when a slot is reused.
@@ -92,8 +92,8 @@ pub struct Packet {
     pub lb: LoadBalancing,
     /// Switches this packet has entered so far (Swift scales its target delay by it).
     pub hops: u8,
-    /// The port whose link delivered this packet last (at a switch: the ingress that PFC and the
-    /// shared buffer account it to); `NO_PORT` before its first hop.
+    /// The port whose link delivered this packet to the switch holding it (the ingress that PFC
+    /// and the shared buffer account it to); `NO_PORT` before its first switch.
     pub ingress: u32,
 }
 
@@ -195,10 +195,26 @@ impl PacketPool {
             self.live.push(true);
             id as PacketId
         };
+        if self.int.is_some() {
+            self.int_reset(id);
+        }
+        id
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn int_reset(&mut self, id: PacketId) {
         if let Some(t) = self.int.as_deref_mut() {
             t.reset(id);
         }
-        id
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn int_keep_delivered(&mut self, id: PacketId) {
+        if let Some(t) = self.int.as_deref_mut() {
+            t.keep_delivered(id);
+        }
     }
 
     /// Switches stamp INT records into packets from now on.
@@ -227,10 +243,8 @@ impl PacketPool {
         assert!(*slot, "packet {id} released twice");
         *slot = false;
         self.free.push(id);
-        if fate == Fate::Delivered {
-            if let Some(t) = self.int.as_deref_mut() {
-                t.keep_delivered(id);
-            }
+        if self.int.is_some() && fate == Fate::Delivered {
+            self.int_keep_delivered(id);
         }
         match fate {
             Fate::Delivered => self.delivered += 1,

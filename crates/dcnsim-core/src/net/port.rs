@@ -84,10 +84,6 @@ pub struct PortCounters {
     pub trims: u64,
     /// Headers returned to their sender from here.
     pub bounces: u64,
-    /// PFC frames this port sent to its peer, pausing and resuming a class of the peer's port
-    /// towards us.
-    pub pause_frames: u64,
-    pub resume_frames: u64,
 }
 
 pub struct Port {
@@ -128,8 +124,9 @@ pub struct Port {
     /// Round robin (WRR, DRR): the class being served, and what it may still send this turn (WRR).
     pub(crate) rr_class: u8,
     pub(crate) rr_left: u32,
-    /// DRR: each class's credit in bytes (empty under other disciplines).
-    pub(crate) deficits: Box<[u32]>,
+    /// DRR: each class's credit in bytes (`None` under other disciplines; boxed, since ports are
+    /// hot and most never use it).
+    pub(crate) deficits: Option<Box<[u32; MAX_PRIORITIES as usize]>>,
     /// Wire bytes of the data packet being serialized (0 if the packet on the wire is not data);
     /// trimming counts it as part of the data queue, as htsim does.
     pub wire_data_bytes: u32,
@@ -167,7 +164,7 @@ impl Port {
             class_bytes: [0; MAX_PRIORITIES as usize],
             rr_class: 0,
             rr_left: 0,
-            deficits: Box::default(),
+            deficits: None,
             wire_data_bytes: 0,
             pipe_head: None,
             pipe_rest: VecDeque::new(),

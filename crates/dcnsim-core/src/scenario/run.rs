@@ -149,11 +149,11 @@ impl Simulation {
                 _ => {}
             }
             match ev {
-                Event::LinkArrival(port) => {
-                    let Some((pkt, node)) = self.net.on_link_arrival(port, now, &mut self.events) else { continue };
-                    if node >= self.net.hosts {
-                        self.net.forward(node, pkt, now, &mut self.events);
-                    } else {
+                Event::LinkArrival(port) => match self.net.on_link_arrival(port, now, &mut self.events) {
+                    Some((pkt, node)) if node >= self.net.hosts => {
+                        self.net.switch_arrival(port, node, pkt, now, &mut self.events)
+                    }
+                    Some((pkt, node)) => {
                         let p = *self.net.pool.get(pkt);
                         debug_assert_eq!(p.dst, node, "packet for host {} reached host {node}", p.dst);
                         self.net.pool.release(pkt, Fate::Delivered);
@@ -162,7 +162,8 @@ impl Simulation {
                         let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
                         self.transports[t].on_packet(&mut ctx, node, &p);
                     }
-                }
+                    None => {} // the link consumed it (a PFC frame)
+                },
                 Event::PortFree(port) => {
                     if self.net.on_port_free(port, now, &mut self.events) {
                         let host = self.net.ports[port as usize].owner;

@@ -12,6 +12,7 @@ use crate::engine::time::Time;
 use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
 use crate::net::packet::{Fate, PacketId};
+use crate::net::pipeline::marking::mark_on_enqueue;
 use crate::net::port::PortId;
 use crate::net::queue::{Amount, QueueConfig};
 
@@ -39,7 +40,7 @@ impl Network {
         if cfg.shared_buffer {
             return self.enqueue_shared(port, pkt, now, ev);
         }
-        let packet = self.pool.get(pkt);
+        let packet = self.pool.get_mut(pkt);
         if cfg.overflows(p.bytes, p.packets, packet.size) {
             p.counters.drops += 1;
             if self.tracer.is_some() {
@@ -49,7 +50,9 @@ impl Network {
             return;
         }
         let class = p.class_of(packet.prio);
-        self.mark_on_enqueue(port, pkt, class, now);
+        if mark_on_enqueue(cfg, p, packet, &mut self.rng) && self.tracer.is_some() {
+            self.trace_in_class(now, pkt, port, TraceEvent::Mark, class);
+        }
         self.admit(port, pkt, class, now, ev);
     }
 }

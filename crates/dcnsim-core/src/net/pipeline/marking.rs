@@ -11,8 +11,8 @@ use crate::engine::rng::Rng;
 use crate::engine::time::Time;
 use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
-use crate::net::packet::{flags, PacketId};
-use crate::net::port::PortId;
+use crate::net::packet::{flags, Packet, PacketId};
+use crate::net::port::{Port, PortId};
 use crate::net::queue::{read_amount, Amount, QueueConfig};
 use crate::scenario::reader::{Section, SpecResult};
 
@@ -68,26 +68,22 @@ impl QueueConfig {
     }
 }
 
-impl Network {
-    /// Marks an ECN-capable packet arriving at `port` if the port's occupancy calls for it (when
-    /// the port marks on enqueue).
-    #[inline]
-    pub(crate) fn mark_on_enqueue(&mut self, port: PortId, pkt: PacketId, class: usize, now: Time) {
-        let p = &mut self.ports[port as usize];
-        let cfg = &self.cfgs[p.cfg as usize];
-        let packet = self.pool.get_mut(pkt);
-        if cfg.ecn_at == EcnAt::Enqueue && packet.has(flags::ECT) && cfg.should_mark(p.bytes, p.packets, &mut self.rng)
-        {
-            if !packet.has(flags::CE) {
-                p.counters.marks += 1;
-            }
-            packet.flags |= flags::CE;
-            if self.tracer.is_some() {
-                self.trace_in_class(now, pkt, port, TraceEvent::Mark, class);
-            }
+/// Sets CE on an ECN-capable packet arriving at port `p` if `cfg` marks on enqueue and the port's
+/// occupancy calls for it (the caller traces). Returns whether it marked. Works on references the
+/// admission stage already holds: this is on every packet's path.
+#[inline(always)]
+pub(crate) fn mark_on_enqueue(cfg: &QueueConfig, p: &mut Port, packet: &mut Packet, rng: &mut Rng) -> bool {
+    if packet.has(flags::ECT) && cfg.ecn_at == EcnAt::Enqueue && cfg.should_mark(p.bytes, p.packets, rng) {
+        if !packet.has(flags::CE) {
+            p.counters.marks += 1;
         }
+        packet.flags |= flags::CE;
+        return true;
     }
+    false
+}
 
+impl Network {
     /// Marks an ECN-capable packet leaving `port` from `class` on what that class still holds.
     pub(crate) fn mark_on_dequeue(&mut self, port: PortId, pkt: PacketId, class: usize, now: Time) {
         let p = &mut self.ports[port as usize];

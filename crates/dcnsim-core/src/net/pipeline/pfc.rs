@@ -46,6 +46,8 @@ pub struct Pfc {
     since: Vec<[Time; MAX_PRIORITIES as usize]>,
     /// Per port and class: time paused within the measurement window, finished pauses only.
     paused_time: Vec<[Time; MAX_PRIORITIES as usize]>,
+    /// Per port: PAUSE and RESUME frames it sent within the measurement window.
+    pub frames_sent: Vec<[u64; 2]>,
     /// (port, class) pairs paused right now.
     pub active: u32,
     pub check_interval: Time,
@@ -60,6 +62,7 @@ impl Pfc {
             lossless,
             since: vec![[0; MAX_PRIORITIES as usize]; ports],
             paused_time: vec![[0; MAX_PRIORITIES as usize]; ports],
+            frames_sent: vec![[0; 2]; ports],
             active: 0,
             check_interval,
             check_pending: false,
@@ -78,6 +81,9 @@ impl Pfc {
         for t in &mut self.paused_time {
             *t = [0; MAX_PRIORITIES as usize];
         }
+        for f in &mut self.frames_sent {
+            *f = [0; 2];
+        }
         for s in &mut self.since {
             *s = [now; MAX_PRIORITIES as usize];
         }
@@ -95,15 +101,13 @@ impl Network {
         // sleeps until then.
         p.busy_until = start + tx;
         let arrival = start + tx + p.delay;
-        if pause {
-            p.counters.pause_frames += 1;
-        } else {
-            p.counters.resume_frames += 1;
-        }
         if p.pipe_push(arrival, frame(class, pause)) {
             ev.schedule(arrival, Event::LinkArrival(port));
         }
         self.mac_frames_in_flight += 1;
+        if let Some(pfc) = self.pfc.as_deref_mut() {
+            pfc.frames_sent[port as usize][usize::from(!pause)] += 1;
+        }
     }
 
     /// A PFC frame crossed `port`'s link: apply it to the far node's port back over that link.

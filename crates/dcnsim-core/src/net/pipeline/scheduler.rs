@@ -41,15 +41,16 @@ impl Port {
         if self.packets == 0 {
             return None;
         }
+        let strict = cfg.strict_classes as usize;
         let c = match &cfg.scheduling {
             Scheduling::Strict => self.first_sendable(0, self.priorities() as usize)?,
-            Scheduling::Wrr(w) => match self.first_sendable(0, cfg.strict_classes as usize) {
+            Scheduling::Wrr(w) => match self.first_strict(strict) {
                 Some(c) => c,
-                None => self.wrr_class(w, cfg.strict_classes as usize)?,
+                None => self.wrr_class(w, strict)?,
             },
-            Scheduling::Drr(q) => match self.first_sendable(0, cfg.strict_classes as usize) {
+            Scheduling::Drr(q) => match self.first_strict(strict) {
                 Some(c) => c,
-                None => self.drr_class(q, cfg.strict_classes as usize)?,
+                None => self.drr_class(q, strict)?,
             },
         };
         Some(self.pop_class(c))
@@ -60,11 +61,22 @@ impl Port {
         (from..to).find(|&c| self.sendable(c))
     }
 
+    /// The first sendable class among the `strict` ones served ahead of WRR/DRR.
+    #[inline(always)]
+    fn first_strict(&self, strict: usize) -> Option<usize> {
+        if strict == 0 {
+            return None; // the usual case, on every dequeue: no scan
+        }
+        self.first_sendable(0, strict)
+    }
+
     /// Stays on the current class while it has packets and budget, else moves on (classes
-    /// `first..`).
+    /// `first..`; starting below `first`, it walks past the strict classes, none of which is
+    /// sendable here, within its `n` tries).
+    #[inline]
     fn wrr_class(&mut self, w: &[u32], first: usize) -> Option<usize> {
         let n = self.priorities() as usize;
-        let mut c = (self.rr_class as usize).max(first);
+        let mut c = self.rr_class as usize;
         let mut tries = 0;
         while !(self.rr_left > 0 && self.sendable(c)) {
             tries += 1;
@@ -82,7 +94,13 @@ impl Port {
     /// Deficit round robin over classes `first..`: `rr_class` is the class being visited, and
     /// `deficits` hold each class's credit.
     fn drr_class(&mut self, quanta: &[u32], first: usize) -> Option<usize> {
-        debug_assert_eq!(self.deficits.len(), self.priorities() as usize, "DRR state not set up");
+        let mut deficits = self.deficits.take().expect("DRR state is set up with the port");
+        let found = self.drr_visit(quanta, first, &mut deficits[..]);
+        self.deficits = Some(deficits);
+        found
+    }
+
+    fn drr_visit(&mut self, quanta: &[u32], first: usize, deficits: &mut [u32]) -> Option<usize> {
         let n = self.priorities() as usize;
         let mut c = (self.rr_class as usize).max(first);
         // A visit ends when the head does not fit; a class with a sendable packet gets its quantum
@@ -90,20 +108,20 @@ impl Port {
         for _ in 0..=2 * n {
             if self.sendable(c) {
                 let head = self.head_size(c);
-                if self.deficits[c] >= head {
-                    self.deficits[c] -= head;
+                if deficits[c] >= head {
+                    deficits[c] -= head;
                     if self.class_len(c) == 1 {
-                        self.deficits[c] = 0; // the class empties: its credit does not carry over
+                        deficits[c] = 0; // the class empties: its credit does not carry over
                     }
                     self.rr_class = c as u8;
                     return Some(c);
                 }
             } else if self.class_len(c) == 0 {
-                self.deficits[c] = 0;
+                deficits[c] = 0;
             }
             c = if c + 1 >= n { first } else { c + 1 };
             if self.sendable(c) {
-                self.deficits[c] = self.deficits[c].saturating_add(quanta[c]);
+                deficits[c] = deficits[c].saturating_add(quanta[c]);
             }
         }
         debug_assert!(!(first..n).any(|c| self.sendable(c)), "DRR found no class although one is sendable");

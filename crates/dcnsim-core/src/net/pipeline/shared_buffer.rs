@@ -30,6 +30,7 @@ use crate::engine::time::Time;
 use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
 use crate::net::packet::{Fate, PacketId, NO_PORT};
+use crate::net::pipeline::marking::mark_on_enqueue;
 use crate::net::port::PortId;
 use crate::net::queue::MAX_PRIORITIES;
 
@@ -267,7 +268,10 @@ impl Network {
             b.ports[ingress as usize].paused |= 1 << class;
             self.send_pfc(Network::reverse(ingress), class, true, now, ev);
         }
-        self.mark_on_enqueue(port, pkt, class, now);
+        let (cfg, p) = (&self.cfgs[self.ports[port as usize].cfg as usize], &mut self.ports[port as usize]);
+        if mark_on_enqueue(cfg, p, self.pool.get_mut(pkt), &mut self.rng) && self.tracer.is_some() {
+            self.trace_in_class(now, pkt, port, TraceEvent::Mark, class);
+        }
         self.admit(port, pkt, class, now, ev);
     }
 
