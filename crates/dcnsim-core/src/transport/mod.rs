@@ -18,9 +18,11 @@ pub mod conns;
 pub mod dctcp;
 pub mod env;
 pub mod ndp;
+pub mod newreno;
 pub mod parts;
 pub mod registry;
 pub mod sird;
+pub mod window;
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::time::{Rate, Time};
