@@ -22,6 +22,8 @@ pub mod newreno;
 pub mod parts;
 pub mod registry;
 pub mod sird;
+#[cfg(test)]
+pub(crate) mod testbed;
 pub mod window;
 
 use crate::engine::events::{Event, EventQueue};

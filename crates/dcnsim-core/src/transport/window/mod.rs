@@ -5,6 +5,8 @@
 
 pub mod cc;
 pub mod sender;
+#[cfg(test)]
+mod tests;
 
 use super::conns::ConnTable;
 use super::{Ctx, Protocol, SpecEnv, TransportEnv};
