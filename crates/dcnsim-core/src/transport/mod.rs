@@ -20,6 +20,7 @@ pub mod env;
 pub mod ndp;
 pub mod newreno;
 pub mod parts;
+pub mod rate;
 pub mod registry;
 pub mod sird;
 #[cfg(test)]

@@ -82,7 +82,7 @@ fn paced(bps: u64, size: u64) -> (u64, u64, u64) {
 
 #[test]
 fn pacing_at_line_rate_meets_the_ideal_fct_and_slower_pacing_spaces_packets_exactly() {
-    for size in [1, 1460, 100_000, 1_000_001] {
+    for size in [1, 1436, 1437, 100_000, 1_000_001] {
         let (fct, ideal, _) = paced(10_000_000_000, size);
         assert_eq!(fct, ideal, "{size} B paced at line rate");
     }
@@ -124,9 +124,11 @@ fn strays(n: u32, flows: &[(u32, u32)]) -> Vec<Packet> {
             // Data and headers go to the receiver; feedback to the sender.
             let to_receiver = matches!(kind, PacketKind::Data | PacketKind::Header | PacketKind::CreditRequest);
             let (a, b) = if to_receiver { (src, dst) } else { (dst, src) };
-            for (seq, ack) in [(0, 0), (1460, 1460), (u64::MAX / 2, u64::MAX / 2)] {
+            // Data: duplicates or early copies of real segments; feedback: stale, or beyond
+            // anything sent (an ACK for unsent data a receiver could hold is forgery).
+            for (seq, ack) in [(0, 0), (1436, 0), (u64::MAX / 2, u64::MAX / 2)] {
                 let mut p = Packet::new(kind, f, a, b, 100);
-                p.payload = if kind == PacketKind::Data { 1460 } else { 0 };
+                p.payload = if kind == PacketKind::Data { 1436 } else { 0 };
                 p.seq = seq;
                 p.ack = ack;
                 out.push(p);
