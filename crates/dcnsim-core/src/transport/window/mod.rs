@@ -145,20 +145,21 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
         self.check(slot);
     }
 
-    fn on_packet(&mut self, ctx: &mut Ctx, _host: HostId, pkt: &Packet) {
+    fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
         let Some(slot) = self.conns.slot(pkt.flow) else {
             return; // a straggler for a connection that already finished
         };
         let c = &mut self.conns[slot];
+        let (src, dst) = c.endpoints();
         match pkt.kind {
-            PacketKind::Data => c.on_data(ctx, &self.cfg.sender, pkt),
-            PacketKind::Ack => {
+            PacketKind::Data if host == dst => c.on_data(ctx, &self.cfg.sender, pkt),
+            PacketKind::Ack if host == src => {
                 if c.on_ack(ctx, &self.cfg.sender, pkt, &mut self.counters) == Status::Done {
                     self.conns.remove(pkt.flow, slot);
                     return;
                 }
             }
-            _ => return, // not a kind this sender uses (e.g. a trimmed header): ignored
+            _ => return, // not a kind this sender uses (e.g. a trimmed header), or at the wrong host
         }
         self.check(slot);
     }

@@ -117,6 +117,12 @@ impl<C: CongestionControl> Conn<C> {
         }
     }
 
+    /// (sender, receiver).
+    #[inline]
+    pub fn endpoints(&self) -> (HostId, HostId) {
+        (self.src, self.dst)
+    }
+
     /// Bytes sent and not yet acknowledged.
     pub fn in_flight_bytes(&self) -> u64 {
         self.snd_nxt - self.snd_una

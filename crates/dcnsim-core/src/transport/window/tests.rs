@@ -121,17 +121,17 @@ fn strays(n: u32, flows: &[(u32, u32)]) -> Vec<Packet> {
             PacketKind::Bounced,
             PacketKind::Control,
         ] {
-            // Data and headers go to the receiver; feedback to the sender.
-            let to_receiver = matches!(kind, PacketKind::Data | PacketKind::Header | PacketKind::CreditRequest);
-            let (a, b) = if to_receiver { (src, dst) } else { (dst, src) };
+            // Every kind in both directions: to the host that expects it and to the one that does not.
             // Data: duplicates or early copies of real segments; feedback: stale, or beyond
             // anything sent (an ACK for unsent data a receiver could hold is forgery).
-            for (seq, ack) in [(0, 0), (1436, 0), (u64::MAX / 2, u64::MAX / 2)] {
-                let mut p = Packet::new(kind, f, a, b, 100);
-                p.payload = if kind == PacketKind::Data { 1436 } else { 0 };
-                p.seq = seq;
-                p.ack = ack;
-                out.push(p);
+            for (a, b) in [(src, dst), (dst, src)] {
+                for (seq, ack) in [(0, 0), (1436, 0), (u64::MAX / 2, u64::MAX / 2)] {
+                    let mut p = Packet::new(kind, f, a, b, 100);
+                    p.payload = if kind == PacketKind::Data { 1436 } else { 0 };
+                    p.seq = seq;
+                    p.ack = ack;
+                    out.push(p);
+                }
             }
         }
     }
