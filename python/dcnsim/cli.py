@@ -116,7 +116,8 @@ def _run(spec_path, out, quiet: bool, sets) -> int:
     result.save(out)
     if not quiet:
         print(format_summary(result.summary))
-        print(f"\nwrote {Path(out) / 'flows.parquet'}, queues.parquet, switches.parquet, summary.json, slowdown.png")
+        extra = "".join(f", {name}.parquet" for name in ("timeseries", "trace", "flow_state") if len(getattr(result, name)))
+        print(f"\nwrote {Path(out) / 'flows.parquet'}, queues.parquet, switches.parquet{extra}, summary.json, slowdown.png")
     return 0
 
 
@@ -216,7 +217,8 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run a spec file")
     r.add_argument("spec", help="TOML spec file")
-    r.add_argument("--out", required=True, help="write flows.parquet, queues.parquet, switches.parquet, summary.json, slowdown.png here")
+    r.add_argument("--out", required=True, help="write flows.parquet, queues.parquet, switches.parquet, summary.json, slowdown.png "
+                   "(and timeseries/trace/flow_state.parquet when the spec asks for them) here")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a spec key, e.g. workload[0].load=0.7")
     r.add_argument("--quiet", action="store_true", help="no progress and no summary table")
     d = sub.add_parser("describe", help="list protocols, topologies, workloads and every parameter")

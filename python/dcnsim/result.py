@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,23 @@ def _frame(columns: dict) -> pd.DataFrame:
     return pd.DataFrame({name: _column(*col) for name, col in columns.items()})
 
 
+TRACE_COLUMNS = ["time_ps", "flow_id", "kind", "seq", "ack", "size_bytes", "node", "port_id", "event", "queue_bytes",
+                 "priority_class"]
+FLOW_STATE_COLUMNS = ["time_ps", "flow_id", "variable", "value"]
+
+
+def _warn_if_truncated(summary: dict) -> None:
+    t = summary.get("trace")
+    if not t or not t.get("truncated"):
+        return
+    cut = [f"packet trace at {t['packet_truncated_at_ps'] / 1e6:.3f} us ({t['packet_rows_dropped']:,} rows left out)"
+           if t.get("packet_truncated_at_ps") is not None else None,
+           f"flow state at {t['state_truncated_at_ps'] / 1e6:.3f} us"
+           if t.get("state_truncated_at_ps") is not None else None]
+    warnings.warn(f"trace.max_rows = {t['max_rows']:,} cut the " + " and the ".join(c for c in cut if c)
+                  + "; the tables end there", stacklevel=4)
+
+
 class Result:
     """Tables and summary of one run.
 
@@ -43,14 +61,22 @@ class Result:
     switches  one row per switch: occupancy summed over its ports (max_bytes, mean_bytes), drops, marks
     timeseries  with metrics.sample_interval_us: time_ps, series ("switch_queue_bytes" per switch,
               "host_rx_gbps" per host over the last interval), name, value
+    trace     with a [trace] table: every hop of every packet of the traced flows: time_ps,
+              flow_id, kind, seq, ack, size_bytes, node, port_id, event (enqueue, drop, mark, trim,
+              bounce, tx_start, arrive, deliver), queue_bytes (waiting at the port, this packet
+              not counted), priority_class
+    flow_state  with a [trace] table: the traced flows' control state over time: time_ps,
+              flow_id, variable (e.g. cwnd_bytes), value
     summary   aggregates and provenance (spec, seed, version, wall time, events)
     spec      the spec with every default filled in
     """
 
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict,
-                 timeseries: pd.DataFrame = None):
+                 timeseries: pd.DataFrame = None, trace: pd.DataFrame = None, flow_state: pd.DataFrame = None):
         self.flows = flows
         self.timeseries = timeseries if timeseries is not None else pd.DataFrame(columns=["time_ps", "series", "name", "value"])
+        self.trace = trace if trace is not None else pd.DataFrame(columns=TRACE_COLUMNS)
+        self.flow_state = flow_state if flow_state is not None else pd.DataFrame(columns=FLOW_STATE_COLUMNS)
         self.queues = queues
         self.switches = switches
         self.summary = summary
@@ -58,13 +84,17 @@ class Result:
 
     @classmethod
     def from_raw(cls, raw: dict) -> "Result":
+        summary = json.loads(raw["summary"])
+        _warn_if_truncated(summary)
         return cls(
             _frame(raw["flows"]),
             _frame(raw["ports"]),
             _frame(raw["switches"]),
-            json.loads(raw["summary"]),
+            summary,
             json.loads(raw["spec"]),
             _frame(raw["timeseries"]),
+            _frame(raw["trace"]),
+            _frame(raw["flow_state"]),
         )
 
     def provenance(self) -> dict:
@@ -84,8 +114,8 @@ class Result:
         pq.write_table(table.replace_schema_metadata(meta), path)
 
     def save(self, out_dir, plot: bool = True) -> Path:
-        """Writes flows/queues/switches.parquet (timeseries.parquet too when sampled), summary.json
-        and slowdown.png into out_dir, creating it. Every Parquet file carries the provenance
+        """Writes flows/queues/switches.parquet (timeseries.parquet when sampled, trace.parquet and
+        flow_state.parquet when traced), summary.json and slowdown.png into out_dir, creating it. Every Parquet file carries the provenance
         (spec, seed, version) as key-value metadata under `dcnsim.*`."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -94,6 +124,10 @@ class Result:
         self._write_parquet(self.switches, out / "switches.parquet")
         if len(self.timeseries):
             self._write_parquet(self.timeseries, out / "timeseries.parquet")
+        if len(self.trace):
+            self._write_parquet(self.trace, out / "trace.parquet")
+        if len(self.flow_state):
+            self._write_parquet(self.flow_state, out / "flow_state.parquet")
         (out / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
         if plot:
             from .plots import slowdown_by_size

@@ -99,3 +99,29 @@ fn every_protocol_reproduces_its_golden_output() {
         wrong.join("\n")
     );
 }
+
+/// Tracing only watches: each golden spec with a `[trace]` of many of its flows gives the same
+/// tables and the same summary (but for wall time, the event count, which includes the state
+/// samples, and the spec itself) as without it.
+#[test]
+fn tracing_does_not_change_results() {
+    let flows: Vec<String> = (0..60).step_by(3).map(|f| f.to_string()).collect();
+    let trace = format!("[trace]\nflows = [{}]\nstate_interval_us = 1.0\n", flows.join(", "));
+    let strip = |mut s: serde_json::Value| {
+        for key in ["wall_time_s", "events_per_sec", "events", "spec", "trace"] {
+            s.as_object_mut().unwrap().remove(key);
+        }
+        s
+    };
+    for &(protocol, _) in GOLDEN {
+        let plain = golden_spec(protocol);
+        let a = run_checked(&spec(&plain));
+        let b = run_checked(&spec(&format!("{plain}{trace}")));
+        assert_eq!(a.flows.to_csv(), b.flows.to_csv(), "{protocol}: flows");
+        assert_eq!(a.ports.to_csv(), b.ports.to_csv(), "{protocol}: ports");
+        assert_eq!(a.switches.to_csv(), b.switches.to_csv(), "{protocol}: switches");
+        assert!(b.trace.rows() > 1000 && b.flow_state.rows() > 100, "{protocol}: the trace has rows");
+        assert_eq!(b.summary["trace"]["truncated"], false);
+        assert_eq!(strip(a.summary), strip(b.summary), "{protocol}: summary");
+    }
+}

@@ -93,6 +93,9 @@ fn column<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
                 .collect();
             ("cat", PyList::new(py, categories)?, le_bytes(py, &codes, u32::to_le_bytes)?).into_pyobject(py)?
         }
+        Column::Cat { categories, codes } => {
+            ("cat", PyList::new(py, categories)?, le_bytes(py, codes, u32::to_le_bytes)?).into_pyobject(py)?
+        }
     };
     Ok(t.into_any())
 }
@@ -106,8 +109,8 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
     Ok(cols)
 }
 
-/// Runs a spec given as JSON text. Returns a dict: "flows", "ports", "switches" and "timeseries"
-/// are tables ({column: encoded column}, see `column`), "summary" and "spec" (the spec with every
+/// Runs a spec given as JSON text. Returns a dict: "flows", "ports", "switches", "timeseries",
+/// "trace" and "flow_state" are tables ({column: encoded column}, see `column`), "summary" and "spec" (the spec with every
 /// default filled in) are JSON text. Raises SpecError for a bad spec, SimulationError otherwise.
 /// With `progress`, the core prints simulated time and event rate to stderr as it goes.
 #[pyfunction]
@@ -122,6 +125,8 @@ fn run<'py>(py: Python<'py>, spec_json: &str, progress: bool) -> PyResult<Bound<
     d.set_item("ports", table(py, &out.ports)?)?;
     d.set_item("switches", table(py, &out.switches)?)?;
     d.set_item("timeseries", table(py, &out.timeseries)?)?;
+    d.set_item("trace", table(py, &out.trace)?)?;
+    d.set_item("flow_state", table(py, &out.flow_state)?)?;
     d.set_item("summary", out.summary.to_string())?;
     d.set_item("spec", out.resolved_spec.to_string())?;
     Ok(d)

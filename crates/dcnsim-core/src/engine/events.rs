@@ -22,6 +22,8 @@ pub enum Event {
     MeasureStart,
     /// Periodic sampling of queue lengths (when enabled).
     Sample,
+    /// Periodic sampling of the traced flows' control state (with a `[trace]` table).
+    FlowStateSample,
 }
 
 #[derive(Clone, Copy, Debug)]

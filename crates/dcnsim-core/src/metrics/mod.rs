@@ -1,5 +1,7 @@
-//! Measurement: the flow log, the exact ideal FCT, and the aggregates of a run.
+//! Measurement: the flow log, the exact ideal FCT, the aggregates of a run, and traces of chosen flows.
+pub mod flow_state;
 pub mod flows;
 pub mod ideal;
 pub mod summary;
 pub mod table;
+pub mod trace;

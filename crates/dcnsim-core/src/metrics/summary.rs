@@ -295,5 +295,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         ),
     );
     timeseries.push("value", Column::F64(sm.iter().map(|s| s.3).collect()));
-    RunOutput { flows, ports, switches, timeseries, summary, resolved_spec: resolved }
+    // The traces are taken out of the simulation and attached by the caller (`TraceOutput`).
+    let (trace, flow_state) = (Table::default(), Table::default());
+    RunOutput { flows, ports, switches, timeseries, trace, flow_state, summary, resolved_spec: resolved }
 }

@@ -8,6 +8,11 @@ pub enum Column {
     F64(Vec<f64>),
     Bool(Vec<bool>),
     Str(Vec<String>),
+    /// Strings from a small set, as codes into `categories` (long tables: traces).
+    Cat {
+        categories: Vec<String>,
+        codes: Vec<u32>,
+    },
 }
 
 impl Column {
@@ -18,6 +23,7 @@ impl Column {
             Column::F64(v) => v.len(),
             Column::Bool(v) => v.len(),
             Column::Str(v) => v.len(),
+            Column::Cat { codes, .. } => codes.len(),
         }
     }
 
@@ -69,6 +75,7 @@ impl Table {
                     Column::F64(v) => s.push_str(&format!("{:?}", v[r])),
                     Column::Bool(v) => s.push_str(if v[r] { "true" } else { "false" }),
                     Column::Str(v) => s.push_str(&v[r]),
+                    Column::Cat { categories, codes } => s.push_str(&categories[codes[r] as usize]),
                 }
             }
             s.push('\n');

@@ -5,10 +5,14 @@
 //!
 //! Events per packet per hop: one `LinkArrival`, plus one `PortFree` only when the port is
 //! backlogged. A packet that finds its port idle starts serializing at once.
+//!
+//! With a `[trace]` table, `tracer` records what happens to the traced flows' packets; without
+//! one, each hook is a test of an empty `Option` that the branch predictor always gets right.
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
 use crate::engine::time::{Rate, Time};
+use crate::metrics::trace::{PacketTrace, TraceEvent};
 use crate::net::packet::{flags, Fate, LoadBalancing, PacketId, PacketKind, PacketPool};
 use crate::net::port::{NodeId, OccupancyStats, Port, PortId, PortRole};
 use crate::net::queue::{QueueConfig, Scheduling, Trim};
@@ -37,6 +41,8 @@ pub struct Network {
     pub pool: PacketPool,
     pub cfgs: Vec<QueueConfig>,
     rng: Rng,
+    /// Records the traced flows' packets, when the run traces any.
+    pub tracer: Option<Box<PacketTrace>>,
 }
 
 impl Network {
@@ -95,6 +101,7 @@ impl Network {
             pool: PacketPool::new(),
             cfgs,
             rng: Rng::for_component(seed, "network"),
+            tracer: None,
         })
     }
 
@@ -130,22 +137,31 @@ impl Network {
         let size = packet.size;
         if cfg.overflows(p.bytes, p.packets, size) {
             p.counters.drops += 1;
+            if self.tracer.is_some() {
+                self.trace(now, pkt, port, TraceEvent::Drop);
+            }
             self.pool.release(pkt, Fate::Dropped);
             return;
         }
+        let class = p.class_of(packet.prio);
         if packet.has(flags::ECT) && cfg.should_mark(p.bytes, p.packets, &mut self.rng) {
             if !packet.has(flags::CE) {
                 p.counters.marks += 1;
             }
             packet.flags |= flags::CE;
+            if self.tracer.is_some() {
+                self.trace_in_class(now, pkt, port, TraceEvent::Mark, class);
+            }
         }
-        let class = p.class_of(packet.prio);
         self.admit(port, pkt, class, now, ev);
     }
 
     /// Queues an accepted packet in `class`, or starts sending it if the port is idle.
     #[inline]
     fn admit(&mut self, port: PortId, pkt: PacketId, class: usize, now: Time, ev: &mut EventQueue) {
+        if self.tracer.is_some() {
+            self.trace_in_class(now, pkt, port, TraceEvent::Enqueue, class);
+        }
         let p = &mut self.ports[port as usize];
         let packet = self.pool.get(pkt);
         let (size, is_data) = (packet.size, packet.kind == PacketKind::Data);
@@ -178,6 +194,9 @@ impl Network {
             if packet.has(flags::ECT) && cfg.should_mark(data_bytes, data_packets, &mut self.rng) {
                 self.pool.get_mut(pkt).flags |= flags::CE;
                 self.ports[port as usize].counters.marks += 1;
+                if self.tracer.is_some() {
+                    self.trace(now, pkt, port, TraceEvent::Mark);
+                }
             }
             return self.admit(port, pkt, class, now, ev);
         }
@@ -185,7 +204,7 @@ impl Network {
         if p.class_len(class) > 0 && self.rng.bernoulli(0.5) {
             let (victim, vsize) = self.ports[port as usize].pop_tail(class).expect("non-empty");
             self.change_occupancy(port, -(vsize as i64), -1, now);
-            self.trim_to_header(port, victim, trim);
+            self.trim_to_header(port, victim, trim, now);
             self.admit_header(port, victim, trim, now, ev);
             let p = &self.ports[port as usize];
             let data_bytes = p.class_bytes(class) + in_service as u64;
@@ -194,11 +213,14 @@ impl Network {
                 return self.admit(port, pkt, class, now, ev);
             }
         }
-        self.trim_to_header(port, pkt, trim);
+        self.trim_to_header(port, pkt, trim, now);
         self.admit_header(port, pkt, trim, now, ev);
     }
 
-    fn trim_to_header(&mut self, port: PortId, pkt: PacketId, trim: Trim) {
+    fn trim_to_header(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time) {
+        if self.tracer.is_some() {
+            self.trace(now, pkt, port, TraceEvent::Trim);
+        }
         self.pool.trimmed += 1;
         let p = self.pool.get_mut(pkt);
         debug_assert_eq!(p.kind, PacketKind::Data);
@@ -211,13 +233,19 @@ impl Network {
 
     /// Headers and control packets share class 0; when it is full, return-to-sender or drop.
     fn admit_header(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time, ev: &mut EventQueue) {
-        let p = &mut self.ports[port as usize];
+        let p = &self.ports[port as usize];
         let size = self.pool.get(pkt).size;
         if p.class_bytes(0) + size as u64 <= trim.header_limit_bytes {
             return self.admit(port, pkt, 0, now, ev);
         }
+        let bounce = trim.bounce && self.pool.get(pkt).kind == PacketKind::Header;
+        if self.tracer.is_some() {
+            let event = if bounce { TraceEvent::Bounce } else { TraceEvent::Drop };
+            self.trace_in_class(now, pkt, port, event, 0);
+        }
+        let p = &mut self.ports[port as usize];
         let packet = self.pool.get_mut(pkt);
-        if trim.bounce && packet.kind == PacketKind::Header {
+        if bounce {
             p.counters.bounces += 1;
             std::mem::swap(&mut packet.src, &mut packet.dst);
             packet.kind = PacketKind::Bounced;
@@ -246,6 +274,9 @@ impl Network {
         if p.notify_idle && !p.wake_pending {
             p.wake_pending = true;
             ev.schedule(p.busy_until, Event::PortFree(port));
+        }
+        if self.tracer.is_some() {
+            self.trace(now, pkt, port, TraceEvent::TxStart);
         }
     }
 
@@ -305,7 +336,47 @@ impl Network {
         if let Some(next) = p.pipe_head_time() {
             ev.schedule(next, Event::LinkArrival(port));
         }
-        (pkt, p.peer)
+        let peer = p.peer;
+        if self.tracer.is_some() {
+            self.trace_arrival(now, pkt, port);
+        }
+        (pkt, peer)
+    }
+
+    // Tracing: out of line and cold, so that a run without a trace pays one test of `tracer` per
+    // hook and nothing else.
+
+    /// Records `event` for a packet at a port, in the port's class for the packet's priority.
+    #[cold]
+    #[inline(never)]
+    fn trace(&mut self, now: Time, pkt: PacketId, port: PortId, event: TraceEvent) {
+        let class = self.ports[port as usize].class_of(self.pool.get(pkt).prio);
+        self.trace_in_class(now, pkt, port, event, class);
+    }
+
+    /// Records `event` for a packet at a port (the node that owns it), in priority class `class`.
+    #[cold]
+    #[inline(never)]
+    fn trace_in_class(&mut self, now: Time, pkt: PacketId, port: PortId, event: TraceEvent, class: usize) {
+        let (p, packet) = (&self.ports[port as usize], self.pool.get(pkt));
+        if let Some(t) = self.tracer.as_deref_mut() {
+            t.record(now, packet, p.owner, port, event, p.bytes, class);
+        }
+    }
+
+    /// Records a packet reaching the far end of `port`'s link, and its delivery if that is a host.
+    #[cold]
+    #[inline(never)]
+    fn trace_arrival(&mut self, now: Time, pkt: PacketId, port: PortId) {
+        let (p, packet) = (&self.ports[port as usize], self.pool.get(pkt));
+        let class = p.class_of(packet.prio);
+        if let Some(t) = self.tracer.as_deref_mut() {
+            t.record(now, packet, p.peer, port, TraceEvent::Arrive, p.bytes, class);
+            if p.peer < self.hosts {
+                // The caller hands it to the host's transport now.
+                t.record(now, packet, p.peer, port, TraceEvent::Deliver, p.bytes, class);
+            }
+        }
     }
 
     /// A switch received `pkt`: pick the egress port and enqueue.

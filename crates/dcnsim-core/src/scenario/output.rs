@@ -14,6 +14,12 @@ pub struct RunOutput {
     pub switches: Table,
     /// Time series (empty unless `metrics.sample_interval_us` is set): time_ps, series, name, value.
     pub timeseries: Table,
+    /// Every hop of every packet of the traced flows (empty without a `[trace]` table): time_ps,
+    /// flow_id, kind, seq, ack, size_bytes, node, port_id, event, queue_bytes, priority_class.
+    pub trace: Table,
+    /// The traced flows' control state over time (empty without `[trace]`): time_ps, flow_id,
+    /// variable, value.
+    pub flow_state: Table,
     /// Aggregates and provenance (spec, seed, version, wall time, events), as JSON.
     pub summary: serde_json::Value,
     /// The spec with every default filled in.

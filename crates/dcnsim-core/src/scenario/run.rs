@@ -6,7 +6,9 @@ use super::reader::{resolved_to_json, Resolved, Section};
 use super::spec::RunSpec;
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::time::{to_us, Time};
+use crate::metrics::flow_state::FlowStateSeries;
 use crate::metrics::flows::{FlowLog, FlowRecord};
+use crate::metrics::trace::PacketTrace;
 use crate::net::packet::{Fate, PacketKind};
 use crate::net::Network;
 use crate::transport::{Ctx, Transport, TransportEnv};
@@ -34,6 +36,8 @@ pub struct Simulation {
     /// switch), 1 = host receive rate in Gb/s over the last interval (index = host).
     pub samples: Vec<(Time, u8, u32, f64)>,
     last_rx: Vec<u64>,
+    /// The traced flows' control state over time (with a `[trace]` table).
+    pub flow_state: Option<FlowStateSeries>,
 }
 
 impl Simulation {
@@ -65,6 +69,11 @@ impl Simulation {
         if let Some(i) = spec.metrics.sample_interval {
             events.schedule(i, Event::Sample);
         }
+        let flow_state = spec.trace.as_ref().map(|t| {
+            net.tracer = Some(Box::new(PacketTrace::new(t)));
+            events.schedule(t.state_interval, Event::FlowStateSample);
+            FlowStateSeries::new(t)
+        });
         let mut flows = FlowLog::new(net.hosts);
         flows.closed_loop = workload.closed_loop_components();
         if spec.warmup == 0 {
@@ -84,6 +93,7 @@ impl Simulation {
             data_delivered: 0,
             samples: Vec::new(),
             last_rx: Vec::new(),
+            flow_state,
         })
     }
 
@@ -177,6 +187,7 @@ impl Simulation {
                     self.flows.open_window();
                 }
                 Event::Sample => self.sample(now),
+                Event::FlowStateSample => self.sample_flow_state(now),
             }
             if !self.flows.closed_loop_done.is_empty() {
                 self.restart_closed_loops(now);
@@ -229,6 +240,16 @@ impl Simulation {
         self.events.schedule(now + interval, Event::Sample);
     }
 
+    /// Samples the traced flows' control state, and schedules the next sample while needed.
+    fn sample_flow_state(&mut self, now: Time) {
+        let Some(series) = self.flow_state.as_mut() else { return };
+        let (transports, flows, ct) = (&self.transports, &self.flows, &self.component_transport);
+        let of = |f| &transports[if transports.len() == 1 { 0 } else { ct[flows.get(f).component as usize] as usize }];
+        if series.tick(now, flows.records.len(), of) {
+            self.events.schedule(now + series.interval, Event::FlowStateSample);
+        }
+    }
+
     /// Data packets handed to receiving hosts (the bench's throughput measure).
     pub fn data_packets_delivered(&self) -> u64 {
         self.data_delivered
@@ -249,6 +270,9 @@ impl Simulation {
             let t = self.component_transport[a.component as usize] as usize;
             let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, self.spec.framing, t as u8);
             self.transports[t].start_flow(&mut ctx, id);
+            if let Some(series) = self.flow_state.as_mut().filter(|s| s.is_traced(id)) {
+                series.sample_flow(now, id, &self.transports[t]);
+            }
             self.next_arrival = self.workload.next();
         }
         self.schedule_arrival();
@@ -307,5 +331,8 @@ pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, Run
     let mut sim = Simulation::new(parsed)?;
     let events = sim.run(opts)?;
     let wall_s = wall.elapsed().as_secs_f64();
-    Ok(crate::metrics::summary::collect(&sim, resolved, events, wall_s))
+    let traces = crate::metrics::trace::TraceOutput::take(&mut sim);
+    let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s);
+    traces.attach(&mut out);
+    Ok(out)
 }

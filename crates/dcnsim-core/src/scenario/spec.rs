@@ -3,6 +3,7 @@
 
 use super::reader::{Section, SpecResult};
 use crate::engine::time::{from_us, Rate, Time};
+use crate::metrics::trace::TraceSpec;
 use crate::net::packet::LoadBalancing;
 use crate::net::queue::QueueConfig;
 use crate::net::QueueConfigs;
@@ -37,6 +38,8 @@ pub struct RunSpec {
     pub component_transport: Vec<u8>,
     pub workload: WorkloadSpec,
     pub metrics: MetricsSpec,
+    /// Flows whose packets and control state are traced; `None` = no `[trace]` table.
+    pub trace: Option<TraceSpec>,
 }
 
 /// One transport of a run: a protocol with its parameters, and how its packets are routed.
@@ -228,6 +231,7 @@ impl RunSpec {
             )?;
         }
         me.finish()?;
+        let trace = TraceSpec::read(top)?;
 
         Ok(RunSpec {
             name,
@@ -245,6 +249,7 @@ impl RunSpec {
             component_transport,
             workload,
             metrics: MetricsSpec { size_group_edges: edges, sample_interval: sample.map(from_us) },
+            trace,
         })
     }
 }

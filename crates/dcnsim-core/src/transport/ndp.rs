@@ -794,4 +794,20 @@ impl Protocol for Ndp {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Ndp::counters(self)
     }
+    /// Sender: packets in flight, pulls still expected (feedback received but not yet pulled),
+    /// retransmissions waiting for a pull, srtt once measured. Receiver: pulls queued at its pacer
+    /// and pulls sent so far.
+    fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {
+        let Some(slot) = self.conns.slot(flow) else { return };
+        let c = &self.conns[slot];
+        let in_flight = c.window.iter().filter(|s| matches!(s, Sent::Out { .. })).count();
+        out.push(("in_flight_packets", in_flight as f64));
+        out.push(("pulls_expected", c.pull_window as f64));
+        out.push(("retransmit_queue_packets", c.rtx.len() as f64));
+        if c.srtt > 0.0 {
+            out.push(("srtt_us", c.srtt / 1e6));
+        }
+        out.push(("receiver_pulls_queued", c.pending_pulls as f64));
+        out.push(("receiver_pulls_sent", c.pulls_sent as f64));
+    }
 }

@@ -609,4 +609,18 @@ impl Protocol for Sird {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Sird::counters(self)
     }
+    /// Receiver: the sender's bucket SB(s), credit outstanding to the sender (granted or
+    /// unscheduled, not yet received) and over all senders (b). Sender: unused credit it holds
+    /// from this receiver. Message: packets granted and sent so far.
+    fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {
+        let Some(slot) = self.conns.slot(flow) else { return };
+        let c = &self.conns[slot];
+        let pair = &self.pairs[c.pair as usize];
+        out.push(("sb_bytes", pair.cap()));
+        out.push(("credit_outstanding_bytes", pair.sb as f64));
+        out.push(("receiver_outstanding_bytes", self.hosts[c.dst as usize].b as f64));
+        out.push(("sender_credit_bytes", pair.credit as f64));
+        out.push(("granted_packets", c.granted as f64));
+        out.push(("sent_packets", c.next_new as f64));
+    }
 }

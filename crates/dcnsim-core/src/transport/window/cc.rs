@@ -77,9 +77,10 @@ pub trait CongestionControl {
     fn pacing_rate(&self) -> Option<Rate> {
         None
     }
-    /// Control state for traces, (name with unit, value).
+    /// Control state for traces, (name with unit, value); the sender adds `in_flight_bytes` and
+    /// `srtt_us` (docs/tracing.md lists each protocol's variables).
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
-        out.push(("window_bytes", self.window_bytes()));
+        out.push(("cwnd_bytes", self.window_bytes()));
     }
 }
 

@@ -190,6 +190,9 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
             let c = &self.conns[slot];
             c.cc.state(out);
             out.push(("in_flight_bytes", c.in_flight_bytes() as f64));
+            if let Some(srtt) = c.srtt_us() {
+                out.push(("srtt_us", srtt));
+            }
         }
     }
 }

@@ -123,6 +123,11 @@ impl<C: CongestionControl> Conn<C> {
         (self.src, self.dst)
     }
 
+    /// Smoothed RTT in microseconds, once there is a sample.
+    pub fn srtt_us(&self) -> Option<f64> {
+        self.rtt.srtt_ps().map(|ps| ps / 1e6)
+    }
+
     /// Bytes sent and not yet acknowledged.
     pub fn in_flight_bytes(&self) -> u64 {
         self.snd_nxt - self.snd_una

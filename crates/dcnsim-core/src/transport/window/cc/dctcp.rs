@@ -87,7 +87,7 @@ impl CongestionControl for DctcpControl {
         self.w.cwnd()
     }
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
-        out.push(("window_bytes", self.w.cwnd()));
+        out.push(("cwnd_bytes", self.w.cwnd()));
         out.push(("ssthresh_bytes", self.w.ssthresh()));
         out.push(("alpha", self.alpha));
     }
