@@ -2,6 +2,8 @@
 //! at a constant rate: exact ideal FCTs, pacing, round robin, in-flight cap, loss recovery.
 
 use super::*;
+use crate::engine::time::from_us;
+use crate::net::packet::LoadBalancing;
 use crate::transport::testbed::{FlowSpec, Testbed};
 
 /// Constant rate, no window.
