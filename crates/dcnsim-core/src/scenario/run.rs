@@ -9,7 +9,7 @@ use crate::engine::time::{to_us, Time};
 use crate::metrics::flow_state::FlowStateSeries;
 use crate::metrics::flows::{FlowLog, FlowRecord};
 use crate::metrics::trace::PacketTrace;
-use crate::net::packet::{Fate, HostId, PacketId, PacketKind};
+use crate::net::packet::{Fate, HostId, Packet, PacketId, PacketKind};
 use crate::net::Network;
 use crate::transport::{Ctx, Transport, TransportEnv};
 use crate::workload::{FlowArrival, Workload, WorkloadEnv};
@@ -233,6 +233,18 @@ impl Simulation {
         let framing = self.spec.framing;
         let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
         self.transports[t].on_packet(&mut ctx, host, &p);
+    }
+
+    /// Hands `pkt`, which never crossed the network, to `host`'s transport as if it had just
+    /// arrived (for tests: stray and duplicate packets must be ignored). A flow id that never
+    /// started goes to the run's first transport.
+    pub fn deliver_stray(&mut self, host: HostId, pkt: &Packet) {
+        assert!(host < self.net.hosts, "host {host} does not exist");
+        let t = if (pkt.flow as usize) < self.flows.records.len() { self.transport_of_flow(pkt.flow) } else { 0 };
+        let now = self.events.now();
+        let framing = self.spec.framing;
+        let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
+        self.transports[t].on_packet(&mut ctx, host, pkt);
     }
 
     fn sample(&mut self, now: Time) {

@@ -20,7 +20,7 @@
 //! expected); `ts` = send time of the data packet, echoed by its ACK; `path` = the flow's ECMP key.
 
 use super::conns::ConnTable;
-use super::{Ctx, Framing, Protocol, SpecEnv, TransportEnv};
+use super::{Conformance, Ctx, Framing, LoneFlow, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::engine::time::{from_us, Time};
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
@@ -520,6 +520,17 @@ impl Protocol for Dctcp {
         if c.srtt > 0.0 {
             out.push(("srtt_us", c.srtt / 1e6));
         }
+    }
+    /// DCTCP marks at K = 20 packets; NewReno runs on the same switches without ECN. An initial
+    /// window above the suite's BDPs (about 12 packets) keeps a lone flow's link busy from the
+    /// first instant, so its FCT is the ideal exactly.
+    fn conformance(name: &str) -> Conformance {
+        let spec = if name == "dctcp" {
+            "[queue]\necn = \"step\"\necn_k_packets = 20\n[transport]\ninit_cwnd_packets = 32\n"
+        } else {
+            "[transport]\ninit_cwnd_packets = 32\n"
+        };
+        Conformance { spec, lone_flow: LoneFlow::Exact, exempt: &[] }
     }
 }
 
