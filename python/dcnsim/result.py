@@ -57,13 +57,14 @@ class Result:
               fct_ps (nullable), ideal_fct_ps, slowdown (NaN if unfinished), workload, counted,
               window_bytes (payload delivered inside the measurement window)
     queues    one row per egress port: node, peer, role, tier, rate_gbps, max_bytes, mean_bytes,
-              drops, ecn_marks, trims, bounces, tx_bytes, tx_packets, utilization
+              drops (by the queue), losses (by a lossy link, at its far end), ecn_marks, trims, bounces,
+              tx_bytes, tx_packets, utilization
     switches  one row per switch: occupancy summed over its ports (max_bytes, mean_bytes), drops, marks
     timeseries  with metrics.sample_interval_us: time_ps, series ("switch_queue_bytes" per switch,
               "host_rx_gbps" per host over the last interval), name, value
     trace     with a [trace] table: every hop of every packet of the traced flows: time_ps,
               flow_id, kind, seq, ack, size_bytes, node, port_id, event (enqueue, drop, mark, trim,
-              bounce, tx_start, arrive, deliver), queue_bytes (waiting at the port, this packet
+              bounce, tx_start, arrive, deliver, lose), queue_bytes (waiting at the port, this packet
               not counted), priority_class
     flow_state  with a [trace] table: the traced flows' control state over time: time_ps,
               flow_id, variable (e.g. cwnd_bytes), value

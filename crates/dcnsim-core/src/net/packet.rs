@@ -29,6 +29,21 @@ pub enum PacketKind {
     Control,
 }
 
+impl PacketKind {
+    /// Every kind (tests deliver each to transports that must ignore what they do not use).
+    pub const ALL: [PacketKind; 9] = [
+        PacketKind::Data,
+        PacketKind::Ack,
+        PacketKind::Nack,
+        PacketKind::Pull,
+        PacketKind::Credit,
+        PacketKind::CreditRequest,
+        PacketKind::Header,
+        PacketKind::Bounced,
+        PacketKind::Control,
+    ];
+}
+
 /// Flag bits in `Packet::flags`.
 pub mod flags {
     /// ECN-capable transport: the network may mark instead of dropping.

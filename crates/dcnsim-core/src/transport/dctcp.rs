@@ -30,6 +30,8 @@ impl WindowProtocol for Dctcp {
     const NAMES: &'static [(&'static str, &'static str)] =
         &[("dctcp", "DCTCP (Alizadeh et al., SIGCOMM'10): ECN-driven window control over NewReno")];
     const ECN: bool = true;
+    const CONFORMANCE_SPEC: &'static str =
+        "[queue]\necn = \"step\"\necn_k_packets = 20\n[transport]\ninitial_window_packets = 32\n";
     type Control = DctcpControl;
     type Params = DctcpParams;
 

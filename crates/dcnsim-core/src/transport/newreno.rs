@@ -24,6 +24,7 @@ impl WindowProtocol for NewReno {
     const NAMES: &'static [(&'static str, &'static str)] =
         &[("newreno", "TCP NewReno: the same sender with ECN off (reacts to loss only)")];
     const ECN: bool = false;
+    const CONFORMANCE_SPEC: &'static str = "[transport]\ninitial_window_packets = 32\n";
     type Control = Reno;
     type Params = ();
 

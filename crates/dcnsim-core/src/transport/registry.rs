@@ -4,7 +4,7 @@
 
 use super::window::WindowTransport;
 use super::{dctcp, ndp, newreno, sird};
-use super::{Ctx, Protocol, SpecEnv, TransportEnv};
+use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
 
@@ -26,6 +26,16 @@ macro_rules! registry {
             let mut v = Vec::new();
             $(v.extend_from_slice(<$ty as Protocol>::NAMES);)*
             v
+        }
+
+        /// How the conformance suite runs protocol `name`; `None` if no protocol has that name.
+        pub fn conformance(name: &str) -> Option<Conformance> {
+            $(
+                if <$ty as Protocol>::NAMES.iter().any(|n| n.0 == name) {
+                    return Some(<$ty as Protocol>::conformance(name));
+                }
+            )*
+            None
         }
 
         impl TransportConfig {

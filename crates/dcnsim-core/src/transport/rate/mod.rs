@@ -43,7 +43,7 @@ mod tests;
 
 use super::conns::ConnTable;
 use super::parts::MessageLayout;
-use super::{Ctx, Framing, Protocol, SpecEnv, TransportEnv};
+use super::{Conformance, Ctx, Framing, LoneFlow, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::engine::time::{Rate, Time};
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
@@ -71,6 +71,9 @@ pub trait RateProtocol {
     const NAMES: &'static [(&'static str, &'static str)];
     /// Data packets are ECN-capable.
     const ECN: bool;
+    /// The spec fragment the conformance suite runs the protocol with (lone flows start at line
+    /// rate, so they are exact).
+    const CONFORMANCE_SPEC: &'static str = "";
     type Control: RateControl;
     type Params: Clone + std::fmt::Debug + PartialEq;
     fn read_params(s: &mut Section) -> SpecResult<Self::Params>;
@@ -389,6 +392,10 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
 
     fn name(_cfg: &Self::Config) -> &'static str {
         P::NAMES[0].0
+    }
+
+    fn conformance(_name: &str) -> Conformance {
+        Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: LoneFlow::Exact, exempt: &[] }
     }
 
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self {

@@ -9,7 +9,7 @@ pub mod sender;
 mod tests;
 
 use super::conns::ConnTable;
-use super::{Ctx, Protocol, SpecEnv, TransportEnv};
+use super::{Conformance, Ctx, LoneFlow, Protocol, SpecEnv, TransportEnv};
 use crate::engine::time::from_us;
 use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
@@ -24,6 +24,10 @@ pub trait WindowProtocol {
     const ECN: bool;
     type Control: CongestionControl;
     type Params: Clone + std::fmt::Debug + PartialEq;
+
+    /// The spec fragment the conformance suite runs the protocol with (its lone flows are exact:
+    /// data leaves at line rate from the first instant when the initial window covers the BDP).
+    const CONFORMANCE_SPEC: &'static str;
 
     /// Reads the controller's own keys (read before the sender's shared ones).
     fn read_params(s: &mut Section) -> SpecResult<Self::Params>;
@@ -129,6 +133,10 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
 
     fn name(_cfg: &Self::Config) -> &'static str {
         P::NAMES[0].0
+    }
+
+    fn conformance(_name: &str) -> Conformance {
+        Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: LoneFlow::Exact, exempt: &[] }
     }
 
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self {
