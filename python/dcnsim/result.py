@@ -50,7 +50,8 @@ class Result:
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict,
                  timeseries: pd.DataFrame = None):
         self.flows = flows
-        self.timeseries = timeseries if timeseries is not None else pd.DataFrame(columns=["time_ps", "series", "name", "value"])
+        self.timeseries = (timeseries if timeseries is not None
+                           else pd.DataFrame(columns=["time_ps", "series", "name", "value"]))
         self.queues = queues
         self.switches = switches
         self.summary = summary
@@ -69,7 +70,8 @@ class Result:
 
     def provenance(self) -> dict:
         s = self.summary
-        return {"spec": self.spec, "seed": s["seed"], "version": s["version"], "wall_time_s": s["wall_time_s"], "events": s["events"]}
+        return {"spec": self.spec, "seed": s["seed"], "version": s["version"], "wall_time_s": s["wall_time_s"],
+                "events": s["events"]}
 
     def _write_parquet(self, df: pd.DataFrame, path: Path) -> None:
         import pyarrow as pa

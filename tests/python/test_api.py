@@ -131,7 +131,7 @@ def test_the_interpreter_lock_is_released_while_simulating(small_spec):
 
     def work():
         t0 = time.perf_counter()
-        dcnsim.run(dict(small_spec, duration_us=60000.0))
+        dcnsim.run(dict(small_spec, duration_us=600000.0))
         span["run"] = (t0, time.perf_counter())
 
     t = threading.Thread(target=work)
