@@ -18,7 +18,7 @@ const ALLOWED: &[(&str, &str, usize)] = &[
     ("crates/dcnsim-core/src/net/queue.rs", "read", 153),
     ("crates/dcnsim-core/src/net/routing.rs", "build", 79),
     ("crates/dcnsim-core/src/scenario/run.rs", "run", 92),
-    ("crates/dcnsim-core/src/scenario/spec.rs", "read", 158),
+    ("crates/dcnsim-core/src/scenario/spec.rs", "read", 160),
     ("crates/dcnsim-core/src/transport/dctcp.rs", "on_ack", 91),
     ("crates/dcnsim-core/src/transport/sird/mod.rs", "read", 86),
     ("crates/dcnsim-core/src/workload/generators.rs", "build", 123),
