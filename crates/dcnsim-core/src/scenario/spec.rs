@@ -128,7 +128,7 @@ impl RunSpec {
         let pacing = n.f64_opt("nic_pacing_gbps", "Gb/s",
             "pace every host NIC to this rate (packets serialize at line rate, spaced by the pacing gap); unset = line rate")?;
         if let Some(p) = pacing {
-            n.ensure(p > 0.0 && p <= 100_000.0, "nic_pacing_gbps", format!("must be in (0, 100000] Gb/s, got {p}"))?;
+            crate::topology::check_rate(&n, "nic_pacing_gbps", p)?;
         }
         let (min_mtu, max) = (MIN_MTU_BYTES, MAX_PACKET_BYTES);
         n.ensure((min_mtu..=max).contains(&mtu), "mtu_bytes", format!("must be in [{min_mtu}, {max}], got {mtu}"))?;

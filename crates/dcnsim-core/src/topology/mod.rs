@@ -54,7 +54,7 @@ pub struct Graph {
 }
 
 pub use crate::limits::MAX_HOSTS;
-use crate::limits::{MAX_DELAY_US, MAX_FAT_TREE_K};
+use crate::limits::{MAX_DELAY_US, MAX_FAT_TREE_K, MAX_RATE_GBPS, MIN_RATE_GBPS};
 
 /// A link whose rate differs from what its topology kind gives it (a degraded or upgraded link),
 /// named by the two nodes it joins (e.g. "core0" and "agg1_0"; hosts are "host<i>").
@@ -176,8 +176,15 @@ pub const KINDS: &[(&str, &str)] = &[
 
 fn rate(s: &mut Section, key: &str, doc: &'static str) -> SpecResult<f64> {
     let v = s.f64(key, "Gb/s", doc)?;
-    s.ensure(v > 0.0 && v <= 100_000.0, key, format!("must be in (0, 100000] Gb/s, got {v}"))?;
+    check_rate(s, key, v)?;
     Ok(v)
+}
+
+/// A link or pacing rate (Gb/s) within the limits: below the slowest, serialization times overflow
+/// their fixed-point arithmetic (and under 1 b/s the rate rounds to zero).
+pub(crate) fn check_rate(s: &Section, key: &str, gbps: f64) -> SpecResult<()> {
+    let (min, max) = (MIN_RATE_GBPS, MAX_RATE_GBPS);
+    s.ensure((min..=max).contains(&gbps), key, format!("must be in [{min}, {max}] Gb/s, got {gbps}"))
 }
 
 fn delay(s: &mut Section, key: &str, default: f64, doc: &'static str) -> SpecResult<f64> {
