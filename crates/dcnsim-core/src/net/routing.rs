@@ -9,7 +9,8 @@
 use crate::engine::rng::{mix64, Rng};
 use crate::net::packet::{LoadBalancing, Packet};
 use crate::net::port::{NodeId, Port, PortId};
-use std::collections::VecDeque;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 pub struct Routes {
     hosts: u32,
@@ -32,6 +33,10 @@ pub struct Routes {
 
 impl Routes {
     /// Builds the tables by one breadth-first search per edge switch over the switch graph.
+    ///
+    /// Cost: edge switches x switch-to-switch links, on a compact adjacency (the ports themselves
+    /// are large and would make every step a cache miss); candidate sets are interned by a hash of
+    /// their members. A k=64 fat tree (65,536 hosts) builds in about a second.
     pub fn build(
         hosts: u32,
         nodes: u32,
@@ -68,49 +73,59 @@ impl Routes {
             }
         }
         let switches = nodes - hosts;
-        let mut table = vec![(0u32, 0u32); (switches * edges) as usize];
+        let adj = SwitchAdjacency::new(hosts, switches, ports, ports_of);
+        let mut table = vec![(0u32, 0u32); switches as usize * edges as usize];
         let mut choices: Vec<PortId> = Vec::new();
-        let mut interned: std::collections::HashMap<Vec<PortId>, u32> = Default::default();
+        let mut interner = SetInterner::default();
         let mut set: Vec<PortId> = Vec::new();
-        let mut dist = vec![u32::MAX; nodes as usize];
+        let mut dist = vec![u32::MAX; switches as usize];
+        let mut queue: Vec<u32> = Vec::with_capacity(switches as usize);
+        let mut last = vec![(0u32, 0u32); switches as usize];
         for (e_node, &e_idx) in edge_index.iter().enumerate() {
             if e_idx == u32::MAX {
                 continue;
             }
             // BFS from the edge switch over switch-to-switch links (links are bidirectional).
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[e_node] = 0;
-            let mut q = VecDeque::from([e_node as NodeId]);
-            while let Some(n) = q.pop_front() {
-                for &p in &ports_of[n as usize] {
-                    let m = ports[p as usize].peer;
-                    if m >= hosts && dist[m as usize] == u32::MAX {
-                        dist[m as usize] = dist[n as usize] + 1;
-                        q.push_back(m);
+            dist.fill(u32::MAX);
+            let e_local = e_node as u32 - hosts;
+            dist[e_local as usize] = 0;
+            queue.clear();
+            queue.push(e_local);
+            let mut head = 0;
+            while head < queue.len() {
+                let n = queue[head];
+                head += 1;
+                let next = dist[n as usize] + 1;
+                for &(_, m) in adj.of(n) {
+                    if dist[m as usize] == u32::MAX {
+                        dist[m as usize] = next;
+                        queue.push(m);
                     }
                 }
             }
-            for s in hosts..nodes {
+            for s in 0..switches {
                 let ds = dist[s as usize];
                 if ds == 0 {
                     continue; // the destination's own edge switch uses host_port
                 }
                 if ds == u32::MAX {
-                    return Err(format!("switch {s} cannot reach edge switch {e_node}: the topology is disconnected"));
+                    return Err(format!(
+                        "switch {} cannot reach edge switch {e_node}: the topology is disconnected",
+                        s + hosts
+                    ));
                 }
                 set.clear();
-                for &p in &ports_of[s as usize] {
-                    let m = ports[p as usize].peer;
-                    if m >= hosts && dist[m as usize] == ds - 1 {
-                        set.push(p);
-                    }
-                }
+                set.extend(adj.of(s).iter().filter(|&&(_, m)| dist[m as usize] == ds - 1).map(|&(p, _)| p));
                 debug_assert!(!set.is_empty());
-                let off = *interned.entry(set.clone()).or_insert_with(|| {
-                    choices.extend_from_slice(&set);
-                    (choices.len() - set.len()) as u32
-                });
-                table[((s - hosts) * edges + e_idx) as usize] = (off, set.len() as u32);
+                // A switch mostly has the same set towards edge after edge (its uplinks): try that first.
+                let (last_off, last_len) = last[s as usize];
+                let off = if choices[last_off as usize..(last_off + last_len) as usize] == set[..] {
+                    last_off
+                } else {
+                    interner.intern(&set, &mut choices)
+                };
+                last[s as usize] = (off, set.len() as u32);
+                table[(s as usize) * edges as usize + e_idx as usize] = (off, set.len() as u32);
             }
         }
         let mut rng = Rng::for_component(seed, "ecmp");
@@ -184,5 +199,77 @@ impl Routes {
             0
         });
         count
+    }
+}
+
+/// Switch-to-switch links only, as (egress port, peer switch index) lists in one array: the BFS
+/// and the candidate scan read nothing else.
+struct SwitchAdjacency {
+    start: Vec<u32>,
+    links: Vec<(PortId, u32)>,
+}
+
+impl SwitchAdjacency {
+    fn new(hosts: u32, switches: u32, ports: &[Port], ports_of: &[Vec<PortId>]) -> SwitchAdjacency {
+        let mut start = Vec::with_capacity(switches as usize + 1);
+        let mut links = Vec::new();
+        for s in 0..switches {
+            start.push(links.len() as u32);
+            for &p in &ports_of[(s + hosts) as usize] {
+                let m = ports[p as usize].peer;
+                if m >= hosts {
+                    links.push((p, m - hosts));
+                }
+            }
+        }
+        start.push(links.len() as u32);
+        SwitchAdjacency { start, links }
+    }
+
+    #[inline]
+    fn of(&self, s: u32) -> &[(PortId, u32)] {
+        &self.links[self.start[s as usize] as usize..self.start[s as usize + 1] as usize]
+    }
+}
+
+/// Stores each distinct candidate set once in `choices`, found again by a hash of its members.
+#[derive(Default)]
+struct SetInterner {
+    /// Hash of a set's members -> its offset in `choices` (hash collisions probe the next key).
+    offsets: HashMap<u64, u32, BuildHasherDefault<PremixedHasher>>,
+}
+
+impl SetInterner {
+    fn intern(&mut self, set: &[PortId], choices: &mut Vec<PortId>) -> u32 {
+        let mut key =
+            mix64(set.iter().fold(set.len() as u64, |h, &p| (h ^ p as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+        loop {
+            match self.offsets.get(&key) {
+                Some(&off) if choices.get(off as usize..off as usize + set.len()) == Some(set) => return off,
+                Some(_) => key = mix64(key.wrapping_add(1)),
+                None => {
+                    let off = choices.len() as u32;
+                    choices.extend_from_slice(set);
+                    self.offsets.insert(key, off);
+                    return off;
+                }
+            }
+        }
+    }
+}
+
+/// The interner's keys are already well mixed: hash them as they are.
+#[derive(Default)]
+struct PremixedHasher(u64);
+
+impl Hasher for PremixedHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys")
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
     }
 }

@@ -3,6 +3,7 @@
 
 use super::output::{RunError, RunOptions, RunOutput};
 use super::reader::{resolved_to_json, Resolved, Section};
+use super::setup_clock::SetupClock;
 use super::spec::RunSpec;
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::time::{to_us, Time};
@@ -38,13 +39,25 @@ pub struct Simulation {
     last_rx: Vec<u64>,
     /// The traced flows' control state over time (with a `[trace]` table).
     pub flow_state: Option<FlowStateSeries>,
+    /// Wall-clock seconds spent building the run (not part of events per second).
+    pub setup_s: f64,
 }
 
 impl Simulation {
     pub fn new(spec: RunSpec) -> Result<Simulation, RunError> {
+        Self::new_with(spec, &RunOptions::default())
+    }
+
+    /// As `new`; with `opts.progress`, a set-up that takes over a second reports its phases.
+    pub fn new_with(spec: RunSpec, opts: &RunOptions) -> Result<Simulation, RunError> {
+        let mut clock = SetupClock::new(opts.progress);
         let graph = spec.topology.build()?;
+        clock.done(|| {
+            format!("topology: {} hosts, {} switches, {} links", graph.hosts, graph.switches.len(), graph.links.len())
+        });
         let net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
             .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
+        clock.done(|| format!("network: {} ports and their routes", net.ports.len()));
         let env = WorkloadEnv {
             hosts: net.hosts,
             host_rate: spec.topology.kind.host_rate(),
@@ -54,8 +67,10 @@ impl Simulation {
             mss_bytes: spec.framing.mss(),
         };
         let mut workload = Workload::build(&spec.workload, &env)?;
+        clock.done(|| "workload".into());
         let mut net = net;
         let transports = Self::build_transports(&spec, &mut net);
+        clock.done(|| format!("{} transport(s)", transports.len()));
         let component_transport = spec.component_transport.clone();
         let mut events = EventQueue::new();
         let next_arrival = workload.next();
@@ -94,6 +109,7 @@ impl Simulation {
             samples: Vec::new(),
             last_rx: Vec::new(),
             flow_state,
+            setup_s: clock.elapsed_s(),
         })
     }
 
@@ -348,8 +364,8 @@ pub fn read_spec(spec: &serde_json::Value) -> Result<(RunSpec, serde_json::Value
 /// Reads the spec, simulates, and collects the results.
 pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let (parsed, resolved) = read_spec(spec)?;
+    let mut sim = Simulation::new_with(parsed, opts)?;
     let wall = Instant::now();
-    let mut sim = Simulation::new(parsed)?;
     let events = sim.run(opts)?;
     let wall_s = wall.elapsed().as_secs_f64();
     let traces = crate::metrics::trace::TraceOutput::take(&mut sim);
