@@ -13,7 +13,14 @@
 //! in the fabric: a short last packet on another path can overtake. There the ideal assumes
 //! perfect spraying — every packet finds its middle hops free — while the sender's NIC and the
 //! receiver's downlink still carry every packet one at a time (in arrival order).
+//!
+//! Equal-cost paths need not be equally fast (a degraded link, `topology.link_overrides`). The
+//! ideal is then defined so that no flow can beat it: with per-flow ECMP, the fastest of the flow's
+//! equal-cost paths (the path it would have been luckiest to be hashed onto); with per-packet
+//! multipath, every packet crosses the fabric on the fastest path for its size. A flow hashed onto
+//! a slow path therefore shows a slowdown above 1 even alone: that is the cost of the asymmetry.
 
+use super::ideal_paths::Crossing;
 use crate::engine::time::Time;
 pub use crate::net::paths::Hop;
 
@@ -53,7 +60,17 @@ pub fn ideal_fct_multipath(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Ti
         return ideal_fct(size, mss, header, hops);
     }
     let (first, last, middle) = (hops[0], hops[hops.len() - 1], &hops[1..hops.len() - 1]);
-    let transit = |wire: u32| first.delay + middle.iter().map(|h| h.rate.tx_time(wire) + h.delay).sum::<Time>();
+    multipath(size, mss, header, first, last, &|wire| first.delay + transit(middle, wire))
+}
+
+/// Serialization plus delay of a packet of `wire` bytes over `hops`, queueing nowhere.
+fn transit(hops: &[Hop], wire: u32) -> Time {
+    hops.iter().map(|h| h.rate.tx_time(wire) + h.delay).sum()
+}
+
+/// The multipath ideal given the NIC, the downlink and `reach(wire)`: when a packet that left the
+/// NIC at 0 reaches the downlink, crossing the fabric without queueing.
+fn multipath(size: u64, mss: u32, header: u32, first: Hop, last: Hop, reach: &dyn Fn(u32) -> Time) -> Time {
     let full = size / mss as u64;
     let rest = (size % mss as u64) as u32;
     let mut arrivals: Vec<(Time, u32)> = Vec::with_capacity(full as usize + 1);
@@ -61,7 +78,7 @@ pub fn ideal_fct_multipath(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Ti
     for wire in std::iter::repeat_n(mss + header, full as usize).chain((rest > 0).then_some(rest + header)) {
         let done = nic_free + first.rate.tx_time(wire);
         nic_free += first.busy(wire);
-        arrivals.push((done + transit(wire), wire));
+        arrivals.push((done + reach(wire), wire));
     }
     arrivals.sort(); // the downlink serves packets in the order they reach it
     let mut free = 0;
@@ -77,20 +94,39 @@ pub fn ideal_fct_multipath(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Ti
 /// `ideal_fct_multipath` in O(hops) for any size, as `ideal_fct_fast`: past the first packets
 /// the first and last hops advance by the slower of the two per full packet.
 pub fn ideal_fct_multipath_fast(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
+    if hops.len() <= 2 {
+        return ideal_fct_fast(size, mss, header, hops);
+    }
+    let (first, last, middle) = (hops[0], hops[hops.len() - 1], &hops[1..hops.len() - 1]);
+    multipath_fast(size, mss, header, first, last, &|wire| first.delay + transit(middle, wire))
+}
+
+fn multipath_fast(size: u64, mss: u32, header: u32, first: Hop, last: Hop, reach: &dyn Fn(u32) -> Time) -> Time {
     const WARM: u64 = 64;
+    assert!(size > 0 && mss > 0);
     let full = size / mss as u64;
-    if full <= 2 * WARM || hops.len() <= 2 {
-        return if hops.len() <= 2 {
-            ideal_fct_fast(size, mss, header, hops)
-        } else {
-            ideal_fct_multipath(size, mss, header, hops)
-        };
+    if full <= 2 * WARM {
+        return multipath(size, mss, header, first, last, reach);
     }
     let wire = mss + header;
-    let step = hops[0].busy(wire).max(hops[hops.len() - 1].busy(wire));
+    let step = first.busy(wire).max(last.busy(wire));
     let head = WARM * mss as u64;
     let tail = size - (full - WARM) * mss as u64;
-    ideal_fct_multipath(head + tail, mss, header, hops) + (full - 2 * WARM) * step
+    multipath(head + tail, mss, header, first, last, reach) + (full - 2 * WARM) * step
+}
+
+/// The ideal FCT of `size` bytes over a crossing (see the module doc). Per-flow routing: the best
+/// of the equal-cost paths, the one the flow would have been luckiest to be hashed onto. Per-packet
+/// multipath: every packet crosses the fabric on the fastest path for its size, queueing nowhere
+/// between the NIC and the downlink. Either way no flow can finish sooner.
+pub fn ideal_over(size: u64, mss: u32, header: u32, c: &Crossing, multipath_lb: bool) -> Time {
+    assert!(!c.middles.is_empty());
+    let path = |m: &[Hop]| -> Vec<Hop> { [&[c.first][..], m, &[c.last][..]].concat() };
+    if !multipath_lb || c.middles.iter().all(|m| m.is_empty()) {
+        return c.middles.iter().map(|m| ideal_fct_fast(size, mss, header, &path(m))).min().expect("a crossing");
+    }
+    let reach = |wire: u32| c.first.delay + c.middles.iter().map(|m| transit(m, wire)).min().expect("a crossing");
+    multipath_fast(size, mss, header, c.first, c.last, &reach)
 }
 
 /// Same as `ideal_fct` but O(hops) for any size: after the pipeline fills, each further full

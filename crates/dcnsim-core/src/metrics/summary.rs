@@ -1,13 +1,13 @@
 //! Collecting a finished simulation into tables and a summary: per-flow FCT and slowdown against
 //! the exact ideal, goodput over the measurement window, queue occupancy per port and per switch.
 
-use super::ideal::{ideal_fct_fast, ideal_fct_multipath_fast};
+use super::ideal::ideal_over;
+use super::ideal_paths::IdealPaths;
 use super::table::{Column, Table};
 use crate::engine::time::Rate;
 use crate::net::packet::LoadBalancing;
-use crate::net::paths::Hop;
 use crate::net::port::PortRole;
-use crate::scenario::output::RunOutput;
+use crate::scenario::output::{RunError, RunOutput};
 use crate::scenario::run::Simulation;
 use serde_json::{json, Value};
 
@@ -49,7 +49,8 @@ pub fn human_bytes(b: u64) -> String {
     format!("{}{u}", s.trim_end_matches(".0"))
 }
 
-pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> RunOutput {
+/// `wall_s`: wall-clock seconds of the event loop. Fails if a flow beat its ideal FCT (a bug).
+pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> Result<RunOutput, RunError> {
     let net = &sim.net;
     let spec = &sim.spec;
     let fr = spec.framing;
@@ -66,20 +67,20 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let (mut end, mut fct, mut ideal, mut slow) =
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut wl, mut counted, mut win_bytes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let mut hop_cache: std::collections::HashMap<(u32, u32), Vec<Hop>> = Default::default();
+    let mut paths = IdealPaths::new(net);
     let mut slowdowns: Vec<(u64, f64)> = Vec::new();
     let mut fcts_us: Vec<f64> = Vec::new();
     for (i, r) in sim.flows.records.iter().enumerate() {
-        let key = (net.routes.edge_of_host[r.src as usize], net.routes.edge_of_host[r.dst as usize]);
-        // Hosts of one edge pair see identical paths in the fabrics we build (same host link rates).
-        let hops = hop_cache.entry(key).or_insert_with(|| net.path_hops(r.src, r.dst));
-        let id_fct = match spec.transports[spec.component_transport[r.component as usize] as usize].load_balancing {
-            LoadBalancing::Ecmp => ideal_fct_fast(r.size, fr.mss(), fr.header_bytes, hops),
-            LoadBalancing::Spray | LoadBalancing::Source => {
-                ideal_fct_multipath_fast(r.size, fr.mss(), fr.header_bytes, hops)
-            }
-        };
+        let lb = spec.transports[spec.component_transport[r.component as usize] as usize].load_balancing;
+        let multipath = lb != LoadBalancing::Ecmp;
+        let id_fct = ideal_over(r.size, fr.mss(), fr.header_bytes, &paths.crossing(r.src, r.dst), multipath);
         let f = r.end.map(|e| e - r.start);
+        if let Some(f) = f.filter(|&f| f < id_fct) {
+            return Err(RunError::Invariant(format!(
+                "flow {i} ({} bytes, host {} to {}) finished in {f} ps, faster than its ideal {id_fct} ps",
+                r.size, r.src, r.dst
+            )));
+        }
         let sd = f.map_or(f64::NAN, |f| f as f64 / id_fct as f64);
         let is_counted = !sim.workload.excluded_from_slowdown(r.component) && r.start >= window_start;
         if let (true, Some(fct)) = (is_counted, f) {
@@ -301,5 +302,5 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     timeseries.push("value", Column::F64(sm.iter().map(|s| s.3).collect()));
     // The traces are taken out of the simulation and attached by the caller (`TraceOutput`).
     let (trace, flow_state) = (Table::default(), Table::default());
-    RunOutput { flows, ports, switches, timeseries, trace, flow_state, summary, resolved_spec: resolved }
+    Ok(RunOutput { flows, ports, switches, timeseries, trace, flow_state, summary, resolved_spec: resolved })
 }

@@ -369,7 +369,7 @@ pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, Run
     let events = sim.run(opts)?;
     let wall_s = wall.elapsed().as_secs_f64();
     let traces = crate::metrics::trace::TraceOutput::take(&mut sim);
-    let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s);
+    let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s)?;
     traces.attach(&mut out);
     Ok(out)
 }
