@@ -3,6 +3,7 @@
 
 use super::ideal::ideal_over;
 use super::ideal_paths::IdealPaths;
+use super::link_usage;
 use super::table::{Column, Table};
 use crate::engine::time::Rate;
 use crate::net::packet::LoadBalancing;
@@ -136,14 +137,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     ports.push("tx_packets", Column::U64(ps.iter().map(|p| p.counters.tx_packets).collect()));
     ports.push(
         "utilization",
-        Column::F64(
-            ps.iter()
-                .map(|p| {
-                    let cap = p.rate.bytes_in(window).max(1);
-                    p.counters.tx_bytes as f64 / cap as f64
-                })
-                .collect(),
-        ),
+        Column::F64(link_usage::utilization(net, &sim.window_carry_in, window_start, sim.ended_at)),
     );
 
     // Switches.
