@@ -132,6 +132,17 @@ impl QueueConfig {
         let limit = limit.or(base.limit);
         if let Some(l) = limit {
             s.ensure(l.value() > 0, "limit_bytes", "a zero-size buffer cannot hold any packet")?;
+            // A packet is admitted if it fits beside what waits, so a buffer under one full packet
+            // drops (or trims) every full packet, even at an idle port.
+            if let Amount::Bytes(b) = l {
+                s.ensure(
+                    b >= mtu as u64,
+                    "limit_bytes",
+                    format!(
+                        "{b} bytes cannot hold one full packet (mtu_bytes = {mtu}): every data packet would be dropped"
+                    ),
+                )?;
+            }
         }
 
         let ecn_kind = match base.ecn {
@@ -265,6 +276,11 @@ impl QueueConfig {
                 Amount::Packets(p) => p * mtu as u64,
             };
             let header_limit_bytes = hl.or(base.trim.map(|t| t.header_limit_bytes)).unwrap_or(2 * data_bytes);
+            s.ensure(
+                header_limit_bytes >= header_bytes as u64,
+                "header_limit_bytes",
+                format!("{header_limit_bytes} bytes cannot hold one header ({header_bytes} bytes): every header would be lost"),
+            )?;
             Some(Trim { header_limit_bytes, bounce, header_bytes })
         } else {
             s.ensure(hl.is_none() || s.is_describe(), "header_limit_bytes", "only used with trim = true")?;

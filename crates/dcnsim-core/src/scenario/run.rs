@@ -382,6 +382,8 @@ pub fn read_spec(spec: &serde_json::Value) -> Result<(RunSpec, serde_json::Value
 /// Reads the spec, simulates, and collects the results.
 pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let (parsed, resolved) = read_spec(spec)?;
+    let from_spec = parsed.warnings.len();
+    parsed.warnings.iter().for_each(print_warning);
     let mut sim = Simulation::new_with(parsed, opts)?;
     let wall = Instant::now();
     let events = sim.run(opts)?;
@@ -389,5 +391,12 @@ pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, Run
     let traces = crate::metrics::trace::TraceOutput::take(&mut sim);
     let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s)?;
     traces.attach(&mut out);
+    let warnings = out.summary["warnings"].as_array().map_or(&[][..], |w| w.as_slice());
+    warnings.iter().skip(from_spec).filter_map(|w| w.as_str()).for_each(print_warning);
     Ok(out)
+}
+
+/// Warnings go to stderr as they are found, and into the summary's `warnings`.
+fn print_warning(w: impl AsRef<str>) {
+    eprintln!("[dcnsim] warning at {}", w.as_ref());
 }

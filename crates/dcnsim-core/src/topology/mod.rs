@@ -230,10 +230,10 @@ pub const KINDS: &[(&str, &str)] = &[
     ("fat_tree", "three-tier k-ary fat tree (k^3/4 hosts at oversubscription 1)"),
 ];
 
+/// A rate the engine can represent (the `_gbps` suffix has the reader check it).
 fn rate(s: &mut Section, key: &str, doc: &'static str) -> SpecResult<f64> {
-    let v = s.f64(key, "Gb/s", doc)?;
-    check_rate(s, key, v)?;
-    Ok(v)
+    debug_assert!(key.ends_with("_gbps"));
+    s.f64(key, "Gb/s", doc)
 }
 
 /// A link or pacing rate (Gb/s) within the limits: below the slowest, serialization times overflow

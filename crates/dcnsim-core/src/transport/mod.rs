@@ -20,6 +20,7 @@ pub mod conns;
 pub mod dctcp;
 pub mod env;
 pub mod ndp;
+pub mod needs;
 pub mod newreno;
 pub mod parts;
 pub mod rate;
@@ -38,6 +39,7 @@ use crate::scenario::reader::{Section, SpecResult};
 
 pub use conformance::{Case, Conformance, LoneFlow};
 pub use env::TransportEnv;
+pub use needs::{ClassUse, Needs};
 pub use registry::{conformance, protocols, Transport, TransportConfig};
 
 /// Network-wide packet format, shared by every transport.
@@ -85,6 +87,10 @@ pub trait Protocol: Sized {
     fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config>;
     /// The registered name this config runs as.
     fn name(cfg: &Self::Config) -> &'static str;
+    /// What the config needs from the queues and topology (checked after the spec is read).
+    fn needs(_cfg: &Self::Config) -> Needs {
+        Needs::default()
+    }
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self;
 
     fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId);

@@ -43,7 +43,7 @@
 //! and on ACKs/NACKs that carry a pull (flag `PULL_BIT`).
 
 use super::conns::ConnTable;
-use super::{Conformance, Ctx, Framing, LoneFlow, Protocol, SpecEnv, TransportEnv};
+use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::Rng;
 use crate::engine::time::{from_us, Rate, Time};
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
@@ -777,6 +777,20 @@ impl Protocol for Ndp {
             "phost"
         } else {
             "ndp"
+        }
+    }
+    fn needs(cfg: &NdpConfig) -> Needs {
+        Needs {
+            classes: vec![ClassUse {
+                key: "protocol",
+                class: 1,
+                explicit: false,
+                purpose: "data below control packets (pulls, ACKs, NACKs, headers)",
+            }],
+            trimming: (!cfg.phost).then_some(
+                "NDP needs trimming switches: set [queue] trim = true (protocol = \"phost\" runs its pulls on drop-tail switches)",
+            ),
+            hosts: cfg.prioritize_senders.iter().map(|&h| ("prioritize_senders", h as u64)).collect(),
         }
     }
     fn new(cfg: &NdpConfig, env: &TransportEnv) -> Ndp {

@@ -71,7 +71,7 @@ mod sender;
 
 use super::conns::ConnTable;
 use super::parts::ReceivedSet as Received;
-use super::{Conformance, Ctx, Framing, LoneFlow, Protocol, SpecEnv, TransportEnv};
+use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::engine::time::{from_us, Rate, Time};
 use crate::limits::MAX_RTO_US;
@@ -591,6 +591,14 @@ impl Protocol for Sird {
     }
     fn name(_cfg: &SirdConfig) -> &'static str {
         "sird"
+    }
+    fn needs(cfg: &SirdConfig) -> Needs {
+        let purpose = "scheduled data below control packets and unscheduled data (section 4.6)";
+        let classes = match cfg.priorities {
+            true => vec![ClassUse { key: "priorities", class: 1, explicit: false, purpose }],
+            false => Vec::new(),
+        };
+        Needs { classes, ..Needs::default() }
     }
     fn new(cfg: &SirdConfig, env: &TransportEnv) -> Sird {
         Sird::new(cfg, env)
