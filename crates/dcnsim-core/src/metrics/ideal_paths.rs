@@ -6,16 +6,19 @@
 //! (every hop no faster, position by position) is dropped: the ideal is monotone in every hop's
 //! serialization and delay, so it can never be the fastest.
 //!
-//! Our builders make uniform fabrics: every port of one kind (its role and the tiers it joins) has
-//! the same rate and delay, and every shortest path between two edge switches crosses the same
-//! tiers, so all crossings have one profile and the first is enough. Link overrides break that;
-//! then the profiles are gathered by a memoized walk over the routing tables towards the
-//! destination's edge switch.
+//! Our builders make uniform fabrics: every switch-to-switch port of one kind (the tiers it joins)
+//! has the same rate and delay, and every shortest path between two edge switches crosses the same
+//! tiers, so all crossings have one profile and the first path is enough. Link overrides make
+//! *exceptional* ports, whose profile differs from their kind's usual one. A switch is *dirty*
+//! towards a destination edge switch when an exceptional port lies on one of its shortest paths
+//! there; only from dirty switches are the profiles gathered, by a memoized walk over the routing
+//! tables; from clean ones the first path stands for all. Dirty sets are found backwards from the
+//! exceptional ports, so a few overrides cost little even on a k=64 fat tree.
 
 use crate::net::paths::Hop;
 use crate::net::port::{NodeId, PortId};
 use crate::net::Network;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 /// What a flow from one host to another crosses.
@@ -55,10 +58,14 @@ impl HopKey {
 
 pub struct IdealPaths<'n> {
     net: &'n Network,
-    uniform: bool,
+    /// Per port: a switch-to-switch port whose profile differs from its kind's usual one.
+    exceptional: Vec<bool>,
+    any_exceptional: bool,
+    /// Per destination edge switch: the switches with an exceptional port on a shortest path to it.
+    dirty: HashMap<NodeId, HashSet<NodeId>>,
     /// Middle profiles per (source edge, destination edge).
     pairs: HashMap<(NodeId, NodeId), Vec<Vec<Hop>>>,
-    /// Profiles (as hop-key lists) from a switch to a destination edge switch, by (switch, edge).
+    /// Profiles (as hop-key lists) from a dirty switch to a destination edge switch.
     towards: HashMap<(NodeId, NodeId), Rc<Profiles>>,
     /// The hop behind each key.
     hops: HashMap<HopKey, Hop>,
@@ -68,9 +75,15 @@ type Profiles = Vec<Vec<HopKey>>;
 
 impl<'n> IdealPaths<'n> {
     pub fn new(net: &'n Network) -> IdealPaths<'n> {
+        Self::with_exceptional(net, exceptional_ports(net))
+    }
+
+    fn with_exceptional(net: &'n Network, exceptional: Vec<bool>) -> IdealPaths<'n> {
         IdealPaths {
             net,
-            uniform: is_uniform(net),
+            any_exceptional: exceptional.iter().any(|&x| x),
+            exceptional,
+            dirty: HashMap::new(),
             pairs: HashMap::new(),
             towards: HashMap::new(),
             hops: HashMap::new(),
@@ -80,23 +93,55 @@ impl<'n> IdealPaths<'n> {
     /// What a flow from `src` to `dst` crosses.
     pub fn crossing(&mut self, src: u32, dst: u32) -> Crossing<'_> {
         let net = self.net;
-        let hop = |p: PortId| hop_of(net, p);
         let (a, b) = (net.routes.edge_of_host[src as usize], net.routes.edge_of_host[dst as usize]);
-        let first = hop(net.nic_port(src));
-        let last = hop(net.routes.host_port[dst as usize]);
-        let uniform = self.uniform;
+        let first = hop_of(net, net.nic_port(src));
+        let last = hop_of(net, net.routes.host_port[dst as usize]);
         if !self.pairs.contains_key(&(a, b)) {
-            let middles = if uniform {
-                // The first equal-cost path, without its NIC and downlink.
-                let ports = net.routes.walk(&net.ports, src, dst, |_, _| 0);
-                vec![ports[1..ports.len() - 1].iter().map(|&p| hop(p)).collect()]
-            } else {
+            let middles = if self.is_dirty(a, b) {
                 let profiles = self.towards(a, b, dst);
                 profiles.iter().map(|p| p.iter().map(|k| self.hops[k]).collect()).collect()
+            } else {
+                vec![first_path(net, a, dst).into_iter().map(|p| hop_of(net, p)).collect()]
             };
             self.pairs.insert((a, b), middles);
         }
         Crossing { first, middles: &self.pairs[&(a, b)], last }
+    }
+
+    fn is_dirty(&mut self, s: NodeId, e: NodeId) -> bool {
+        self.any_exceptional && s != e && self.dirty_towards(e).contains(&s)
+    }
+
+    /// Switches with an exceptional port on a shortest path to edge switch `e`: the owners of
+    /// exceptional ports that routing uses towards `e`, then, backwards, every switch with a
+    /// candidate port into a dirty one.
+    fn dirty_towards(&mut self, e: NodeId) -> &HashSet<NodeId> {
+        let net = self.net;
+        let exceptional = &self.exceptional;
+        self.dirty.entry(e).or_insert_with(|| {
+            let dst = (0..net.hosts).find(|&h| net.routes.edge_of_host[h as usize] == e).expect("an edge switch");
+            let uses = |s: NodeId, pred: &dyn Fn(PortId) -> bool| {
+                s != e && s >= net.hosts && net.routes.candidates(s, dst).iter().any(|&p| pred(p))
+            };
+            let mut dirty = HashSet::new();
+            let mut work: Vec<NodeId> = Vec::new();
+            for (p, _) in exceptional.iter().enumerate().filter(|(_, &x)| x) {
+                let owner = net.ports[p].owner;
+                if uses(owner, &|q| q as usize == p) && dirty.insert(owner) {
+                    work.push(owner);
+                }
+            }
+            while let Some(m) = work.pop() {
+                for &q in &net.ports_of[m as usize] {
+                    let s = net.ports[q as usize].peer;
+                    if !dirty.contains(&s) && uses(s, &|c| net.ports[c as usize].peer == m) {
+                        dirty.insert(s);
+                        work.push(s);
+                    }
+                }
+            }
+            dirty
+        })
     }
 
     /// Profiles from switch `s` to edge switch `e` (`dst` is any host under `e`, for the tables).
@@ -105,15 +150,14 @@ impl<'n> IdealPaths<'n> {
             return p.clone();
         }
         let net = self.net;
-        let result = if s == e {
-            vec![Vec::new()]
+        let result = if !self.is_dirty(s, e) {
+            // Every path from here is made of usual ports: the first stands for all.
+            vec![first_path(net, s, dst).into_iter().map(|p| self.key(p)).collect()]
         } else {
-            // Distinct (first hop, rest) pairs: in a mostly uniform fabric most candidates agree.
+            // Distinct (first hop, rest) pairs: most candidates agree.
             let mut branches: Vec<(HopKey, Rc<Profiles>)> = Vec::new();
             for &p in net.routes.candidates(s, dst) {
-                let hop = hop_of(net, p);
-                let key = HopKey::of(hop);
-                self.hops.insert(key, hop);
+                let key = self.key(p);
                 let rest = self.towards(net.ports[p as usize].peer, e, dst);
                 if !branches.iter().any(|(k, r)| *k == key && Rc::ptr_eq(r, &rest)) {
                     branches.push((key, rest));
@@ -134,6 +178,26 @@ impl<'n> IdealPaths<'n> {
         self.towards.insert((s, e), rc.clone());
         rc
     }
+
+    fn key(&mut self, p: PortId) -> HopKey {
+        let hop = hop_of(self.net, p);
+        let key = HopKey::of(hop);
+        self.hops.insert(key, hop);
+        key
+    }
+}
+
+/// The ports of the first equal-cost path from switch `s` to the edge switch of host `dst`.
+fn first_path(net: &Network, mut s: NodeId, dst: u32) -> Vec<PortId> {
+    let e = net.routes.edge_of_host[dst as usize];
+    let mut ports = Vec::new();
+    while s != e {
+        let p = net.routes.candidates(s, dst)[0];
+        ports.push(p);
+        s = net.ports[p as usize].peer;
+        assert!(ports.len() < 64, "routing loop towards host {dst}");
+    }
+    ports
 }
 
 /// Drops duplicate profiles and those no faster than another anywhere.
@@ -150,15 +214,30 @@ fn pareto(mut all: Profiles) -> Profiles {
     all.into_iter().zip(keep).filter(|(_, k)| *k).map(|(p, _)| p).collect()
 }
 
-/// Whether every port of one kind (role and the tiers of its two ends) has the same profile.
-fn is_uniform(net: &Network) -> bool {
-    let tier = |n: NodeId| if n < net.hosts { u8::MAX } else { net.tiers[(n - net.hosts) as usize] as u8 };
-    let mut seen: HashMap<(u8, u8, u8), HopKey> = HashMap::new();
-    (0..net.ports.len() as PortId).all(|p| {
-        let port = &net.ports[p as usize];
-        let key = HopKey::of(hop_of(net, p));
-        *seen.entry((port.role as u8, tier(port.owner), tier(port.peer))).or_insert(key) == key
-    })
+/// Switch-to-switch ports whose profile differs from the most common one of their kind (the
+/// tiers of their two ends): the ports link overrides changed.
+fn exceptional_ports(net: &Network) -> Vec<bool> {
+    let tier = |n: NodeId| net.tiers[(n - net.hosts) as usize] as u8;
+    let fabric = |p: &crate::net::port::Port| p.owner >= net.hosts && p.peer >= net.hosts;
+    let kind = |p: &crate::net::port::Port| (tier(p.owner), tier(p.peer));
+    let mut counts: HashMap<((u8, u8), HopKey), usize> = HashMap::new();
+    for (i, p) in net.ports.iter().enumerate().filter(|(_, p)| fabric(p)) {
+        *counts.entry((kind(p), HopKey::of(hop_of(net, i as PortId)))).or_default() += 1;
+    }
+    let mut usual: HashMap<(u8, u8), (usize, HopKey)> = HashMap::new();
+    for (&(k, key), &n) in &counts {
+        let e = usual.entry(k).or_insert((n, key));
+        // The most common profile; ties to the faster-sorting key, so the choice is deterministic.
+        let order = |k: HopKey| (k.bps, k.delay, k.pace_bps);
+        if n > e.0 || (n == e.0 && order(key) > order(e.1)) {
+            *e = (n, key);
+        }
+    }
+    net.ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| fabric(p) && usual[&kind(p)].1 != HopKey::of(hop_of(net, i as PortId)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -187,7 +266,7 @@ mod tests {
     }
 
     #[test]
-    fn builders_are_uniform_and_the_walk_agrees_with_the_first_path() {
+    fn builders_are_uniform_and_every_path_agrees_with_the_first() {
         let r = Rate::from_gbps(10.0);
         for g in [
             builders::fat_tree(4, 1, r, Rate::from_gbps(40.0), 1_000_000, 500_000),
@@ -198,8 +277,10 @@ mod tests {
         ] {
             let net = network(&g);
             let mut fast = IdealPaths::new(&net);
-            assert!(fast.uniform);
-            let mut walked = IdealPaths { uniform: false, ..IdealPaths::new(&net) };
+            assert!(!fast.any_exceptional);
+            // Every switch-to-switch port exceptional: profiles gathered over every path.
+            let all = net.ports.iter().map(|p| p.owner >= net.hosts && p.peer >= net.hosts).collect();
+            let mut walked = IdealPaths::with_exceptional(&net, all);
             for (a, b) in [(0, 1), (0, net.hosts - 1), (net.hosts - 1, 0), (1, net.hosts / 2)] {
                 if a == b {
                     continue;
@@ -221,7 +302,7 @@ mod tests {
         set_rate(&mut g, 2, 4, 1.0);
         let net = network(&g);
         let mut paths = IdealPaths::new(&net);
-        assert!(!paths.uniform);
+        assert!(paths.any_exceptional);
         let c = paths.crossing(0, 1);
         assert_eq!(c.middles.len(), 1, "the slow path is dominated");
         assert_eq!(gbps(&c.middles[0]), vec![10.0, 10.0]);
@@ -264,5 +345,43 @@ mod tests {
         assert_eq!(paths.crossing(1, 2).first.rate.gbps(), 2.5);
         assert_eq!(paths.crossing(0, 2).last.rate.gbps(), 10.0);
         assert_eq!(paths.crossing(2, 0).first.rate.gbps(), 10.0);
+    }
+
+    #[test]
+    fn dirty_sets_find_every_path_an_override_touches() {
+        // Random overrides on fat trees: walking only from dirty switches gives the same profiles
+        // as walking every path.
+        let mut rng = crate::engine::rng::Rng::seed_from(5);
+        for k in [4u32, 6] {
+            for _ in 0..20 {
+                let r = Rate::from_gbps(10.0);
+                let mut g = builders::fat_tree(k, 1, r, r, 1, 1);
+                let fabric: Vec<usize> = (0..g.links.len()).filter(|&i| g.links[i].a >= g.hosts).collect();
+                for _ in 0..1 + rng.below(3) {
+                    let l = &mut g.links[fabric[rng.below(fabric.len() as u64) as usize]];
+                    let rate = Rate::from_gbps([1.0, 5.0, 40.0][rng.below(3) as usize]);
+                    if rng.bernoulli(0.5) {
+                        l.rate_ab = rate;
+                    } else {
+                        l.rate_ba = rate;
+                    }
+                }
+                let net = network(&g);
+                let all = net.ports.iter().map(|p| p.owner >= net.hosts && p.peer >= net.hosts).collect();
+                let (mut lean, mut full) = (IdealPaths::new(&net), IdealPaths::with_exceptional(&net, all));
+                for _ in 0..30 {
+                    let (a, b) = (rng.below(net.hosts as u64) as u32, rng.below(net.hosts as u64) as u32);
+                    if a == b {
+                        continue;
+                    }
+                    let sorted = |c: Crossing| {
+                        let mut v: Vec<Vec<f64>> = c.middles.iter().map(|m| gbps(m)).collect();
+                        v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+                        v
+                    };
+                    assert_eq!(sorted(lean.crossing(a, b)), sorted(full.crossing(a, b)), "k={k} {a}->{b}");
+                }
+            }
+        }
     }
 }
