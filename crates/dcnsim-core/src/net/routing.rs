@@ -309,3 +309,55 @@ fn bfs_levels(adj: &SwitchAdjacency, edges: &[u32]) -> Vec<Vec<u64>> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::time::Rate;
+    use crate::net::queue::QueueConfig;
+    use crate::net::{Network, QueueConfigs};
+    use crate::topology::builders;
+
+    /// Every table entry against a plain breadth-first search from each edge switch, on fabrics
+    /// with more edge switches than one 64-wide block, and a partial last block.
+    #[test]
+    fn tables_match_a_plain_search() {
+        let r = Rate::from_gbps(10.0);
+        for g in [
+            builders::fat_tree(12, 1, r, r, 1, 1),
+            builders::leaf_spine(130, 1, 3, r, r, 1, 1),
+            builders::dumbbell(3, r, 1, r, 1),
+        ] {
+            let q = QueueConfig::infinite();
+            let net = Network::build(&g, &QueueConfigs { nic: q.clone(), to_host: q.clone(), fabric: q }, 0, None, 1)
+                .unwrap();
+            let nodes = net.ports_of.len() as u32;
+            let is_switch = |n: u32| n >= net.hosts;
+            for dst in 0..net.hosts {
+                let e = net.routes.edge_of_host[dst as usize];
+                let mut dist = vec![u32::MAX; nodes as usize];
+                dist[e as usize] = 0;
+                let mut queue = std::collections::VecDeque::from([e]);
+                while let Some(n) = queue.pop_front() {
+                    for &p in &net.ports_of[n as usize] {
+                        let m = net.ports[p as usize].peer;
+                        if is_switch(m) && dist[m as usize] == u32::MAX {
+                            dist[m as usize] = dist[n as usize] + 1;
+                            queue.push_back(m);
+                        }
+                    }
+                }
+                for s in (net.hosts..nodes).filter(|&s| s != e) {
+                    let want: Vec<u32> = net.ports_of[s as usize]
+                        .iter()
+                        .copied()
+                        .filter(|&p| {
+                            let m = net.ports[p as usize].peer;
+                            is_switch(m) && dist[m as usize] + 1 == dist[s as usize]
+                        })
+                        .collect();
+                    assert_eq!(net.routes.candidates(s, dst), &want[..], "switch {s} towards host {dst}");
+                }
+            }
+        }
+    }
+}
