@@ -1,9 +1,9 @@
 //! Randomized invariants: random small topologies with random link overrides (slower and faster
-//! links, one-way or both), routing modes, every registered protocol with the settings it needs,
-//! NIC pacing, switch latency, warm-up and sampling, and random workloads. Every run must hold what
-//! `common::check_invariants` checks: each finished flow's FCT >= its ideal FCT, no reported rate
-//! above a capacity (port utilization, host receive rates in the time series, per-host window
-//! throughput), packet conservation.
+//! links, one-way or both) and random link loss, routing modes, every registered protocol with the
+//! settings it needs, NIC pacing, switch latency, warm-up and sampling, and random workloads. Every
+//! run must hold what `common::check_invariants` checks: each finished flow's FCT >= its ideal FCT,
+//! no reported rate above a capacity (port utilization, host receive rates in the time series,
+//! per-host window throughput), packet conservation.
 //!
 //! A few cases per protocol by default (a couple of seconds); `DCNSIM_RANDOM_CASES=500` runs that
 //! many per protocol, and `DCNSIM_RANDOM_SEED` picks another sequence.
@@ -159,9 +159,10 @@ fn random_spec(rng: &mut Rng, protocol: &str, case: &str) -> String {
         net += "switch_latency_us = 0.25\n";
     }
     let sample = *pick(rng, &[1.0, 7.5, 10.0, 50.0]);
+    let loss = *pick(rng, &[0.0, 0.0, 0.0, 0.001, 0.01]);
     format!(
         "seed = {}\nduration_us = {duration_us}\n[measure]\nwarmup_us = {warmup_us}\n[net]\n{net}\
-         [metrics]\nsample_interval_us = {sample}\n[topology]\n{topo}{}{}{}",
+         [metrics]\nsample_interval_us = {sample}\n[topology]\n{topo}loss_probability = {loss}\n{}{}{}",
         rng.below(1000),
         overrides(rng, &links, host_gbps),
         protocol_tables(rng, protocol),
