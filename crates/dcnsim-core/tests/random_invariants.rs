@@ -5,7 +5,7 @@
 //! no reported rate above a capacity (port utilization, host receive rates in the time series,
 //! per-host window throughput), packet conservation.
 //!
-//! A few cases per protocol by default (a couple of seconds); `DCNSIM_RANDOM_CASES=500` runs that
+//! 40 cases per protocol by default (under a second); `DCNSIM_RANDOM_CASES=1000` runs that
 //! many per protocol, and `DCNSIM_RANDOM_SEED` picks another sequence.
 mod common;
 use common::*;
@@ -172,7 +172,7 @@ fn random_spec(rng: &mut Rng, protocol: &str, case: &str) -> String {
 
 #[test]
 fn random_runs_hold_every_invariant() {
-    let cases: u64 = std::env::var("DCNSIM_RANDOM_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
+    let cases: u64 = std::env::var("DCNSIM_RANDOM_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
     let seed: u64 = std::env::var("DCNSIM_RANDOM_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
     for (protocol, _) in dcnsim_core::transport::protocols() {
         let mut rng = Rng::for_component(seed, protocol);
