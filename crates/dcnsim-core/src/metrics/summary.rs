@@ -82,17 +82,20 @@ pub fn human_bytes(b: u64) -> String {
     format!("{}{u}", s.trim_end_matches(".0"))
 }
 
-/// `wall_s`: wall-clock seconds of the event loop. Fails if a flow beat its ideal FCT (a bug).
-pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> Result<RunOutput, RunError> {
-    let net = &sim.net;
-    let spec = &sim.spec;
-    let fr = spec.framing;
-    let host_rate: Rate = spec.topology.kind.host_rate();
-    let window_start = spec.warmup;
-    let window = sim.ended_at.saturating_sub(window_start);
-    let names = sim.workload.component_names();
+/// The flow table and what the slowdown statistics need from it.
+struct FlowResults {
+    table: Table,
+    /// (size, slowdown) of counted flows that finished.
+    slowdowns: Vec<(u64, f64)>,
+    fcts_us: Vec<f64>,
+    /// Sizes of counted flows that did not finish.
+    unfinished_sizes: Vec<u64>,
+}
 
-    // Flows.
+/// One row per flow, with its exact ideal FCT; fails if a flow beat its ideal (a bug).
+fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
+    let (spec, fr, window_start) = (&sim.spec, sim.spec.framing, sim.spec.warmup);
+    let names = sim.workload.component_names();
     let n = sim.flows.records.len();
     let mut cols_id = Vec::with_capacity(n);
     let (mut src, mut dst, mut size, mut start) =
@@ -100,10 +103,9 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let (mut end, mut fct, mut ideal, mut slow) =
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut wl, mut counted, mut win_bytes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let mut paths = IdealPaths::new(net);
+    let mut paths = IdealPaths::new(&sim.net);
     let mut slowdowns: Vec<(u64, f64)> = Vec::new();
     let mut fcts_us: Vec<f64> = Vec::new();
-    // Sizes of counted flows that did not finish.
     let mut unfinished_sizes: Vec<u64> = Vec::new();
     for (i, r) in sim.flows.records.iter().enumerate() {
         let lb = spec.transports[spec.component_transport[r.component as usize] as usize].load_balancing;
@@ -139,19 +141,34 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         counted.push(is_counted);
         win_bytes.push(sim.flows.delivered_per_flow_in_window[i]);
     }
-    let mut flows = Table::default();
-    flows.push("flow_id", Column::U64(cols_id));
-    flows.push("src", Column::U64(src));
-    flows.push("dst", Column::U64(dst));
-    flows.push("size_bytes", Column::U64(size));
-    flows.push("start_ps", Column::U64(start));
-    flows.push("end_ps", Column::OptU64(end));
-    flows.push("fct_ps", Column::OptU64(fct));
-    flows.push("ideal_fct_ps", Column::U64(ideal));
-    flows.push("slowdown", Column::F64(slow));
-    flows.push("workload", Column::Str(wl));
-    flows.push("counted", Column::Bool(counted));
-    flows.push("window_bytes", Column::U64(win_bytes));
+    let mut table = Table::default();
+    table.push("flow_id", Column::U64(cols_id));
+    table.push("src", Column::U64(src));
+    table.push("dst", Column::U64(dst));
+    table.push("size_bytes", Column::U64(size));
+    table.push("start_ps", Column::U64(start));
+    table.push("end_ps", Column::OptU64(end));
+    table.push("fct_ps", Column::OptU64(fct));
+    table.push("ideal_fct_ps", Column::U64(ideal));
+    table.push("slowdown", Column::F64(slow));
+    table.push("workload", Column::Str(wl));
+    table.push("counted", Column::Bool(counted));
+    table.push("window_bytes", Column::U64(win_bytes));
+    Ok(FlowResults { table, slowdowns, fcts_us, unfinished_sizes })
+}
+
+/// `wall_s`: wall-clock seconds of the event loop. Fails if a flow beat its ideal FCT (a bug).
+pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> Result<RunOutput, RunError> {
+    let net = &sim.net;
+    let spec = &sim.spec;
+    let fr = spec.framing;
+    let host_rate: Rate = spec.topology.kind.host_rate();
+    let window_start = spec.warmup;
+    let window = sim.ended_at.saturating_sub(window_start);
+
+    // Flows.
+    let FlowResults { table: flows, slowdowns, fcts_us, unfinished_sizes } = flow_table(sim)?;
+    let n = sim.flows.records.len();
 
     // Ports.
     let now = sim.ended_at;

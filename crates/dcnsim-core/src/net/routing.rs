@@ -46,93 +46,22 @@ impl Routes {
         ports_of: &[Vec<PortId>],
         seed: u64,
     ) -> Result<Routes, String> {
-        let mut edge_of_host = vec![u32::MAX; hosts as usize];
-        let mut host_port = vec![u32::MAX; hosts as usize];
-        let mut nic_port = vec![u32::MAX; hosts as usize];
-        for h in 0..hosts {
-            let ps = &ports_of[h as usize];
-            if ps.len() != 1 {
-                return Err(format!("host {h} has {} links; every host needs exactly one", ps.len()));
-            }
-            let nic = ps[0];
-            nic_port[h as usize] = nic;
-            let sw = ports[nic as usize].peer;
-            if sw < hosts {
-                return Err(format!("host {h} is linked directly to host {sw}; hosts attach to switches"));
-            }
-            edge_of_host[h as usize] = sw;
-            host_port[h as usize] = *ports_of[sw as usize]
-                .iter()
-                .find(|&&p| ports[p as usize].peer == h)
-                .ok_or_else(|| format!("switch {sw} has no port back to host {h}"))?;
-        }
+        let (edge_of_host, host_port, nic_port) = attach_hosts(hosts, ports, ports_of)?;
         let mut edge_index = vec![u32::MAX; nodes as usize];
-        let mut edges = 0u32;
+        let mut edge_nodes = Vec::new();
         for &sw in &edge_of_host {
             if edge_index[sw as usize] == u32::MAX {
-                edge_index[sw as usize] = edges;
-                edges += 1;
+                edge_index[sw as usize] = edge_nodes.len() as u32;
+                edge_nodes.push(sw - hosts);
             }
         }
-        let switches = nodes - hosts;
-        let adj = SwitchAdjacency::new(hosts, switches, ports, ports_of);
-        let mut edge_nodes = vec![0; edges as usize];
-        for (node, &e) in edge_index.iter().enumerate().filter(|(_, &e)| e != u32::MAX) {
-            edge_nodes[e as usize] = node as NodeId - hosts;
-        }
-        let mut table = vec![(0u32, 0u32); switches as usize * edges as usize];
-        let mut choices: Vec<PortId> = Vec::new();
-        let mut interner = SetInterner::default();
-        let mut set: Vec<PortId> = Vec::new();
-        let mut masks: Vec<u64> = Vec::new();
-        // The entry each switch wrote last: most switches have one set towards edge after edge.
-        let mut last = vec![(0u32, 0u32); switches as usize];
-        let mut block = vec![(0u32, 0u32); switches as usize * BLOCK];
-        for first in (0..edges as usize).step_by(BLOCK) {
-            let width = BLOCK.min(edges as usize - first);
-            let levels = bfs_levels(&adj, &edge_nodes[first..first + width]);
-            let all = if width == 64 { u64::MAX } else { (1 << width) - 1 };
-            for sw in 0..switches as usize {
-                let reached = levels.iter().fold(0, |r, l| r | l[sw]);
-                if reached != all {
-                    let e = edge_nodes[first + (!reached & all).trailing_zeros() as usize] + hosts;
-                    return Err(format!(
-                        "switch {} cannot reach edge switch {e}: the topology is disconnected",
-                        sw as u32 + hosts
-                    ));
-                }
-                // Bit j of masks[i]: the i-th link of the switch is on a shortest path to edge j.
-                let links = adj.of(sw as u32);
-                masks.clear();
-                masks.extend(links.iter().map(|&(_, m)| {
-                    (1..levels.len()).fold(0, |acc, d| acc | (levels[d][sw] & levels[d - 1][m as usize]))
-                }));
-                // Bit j set: the set towards edge j differs from the one towards edge j - 1.
-                let changed = masks.iter().fold(1, |acc, &k| acc | (k ^ (k << 1)));
-                for j in 0..width {
-                    if changed & (1 << j) != 0 {
-                        set.clear();
-                        set.extend(links.iter().zip(&masks).filter(|(_, &k)| k & (1 << j) != 0).map(|(&(p, _), _)| p));
-                        last[sw] = if set.is_empty() {
-                            debug_assert!(levels[0][sw] & (1 << j) != 0, "only an edge switch has no way to itself");
-                            (0, 0) // the destination's own edge switch uses host_port
-                        } else if choices.get(last[sw].0 as usize..(last[sw].0 + last[sw].1) as usize) == Some(&set[..])
-                        {
-                            last[sw]
-                        } else {
-                            (interner.intern(&set, &mut choices), set.len() as u32)
-                        };
-                    }
-                    block[sw * BLOCK + j] = last[sw];
-                }
-            }
-            for sw in 0..switches as usize {
-                let row = sw * edges as usize + first;
-                table[row..row + width].copy_from_slice(&block[sw * BLOCK..sw * BLOCK + width]);
-            }
-        }
+        let adj = SwitchAdjacency::new(hosts, nodes - hosts, ports, ports_of);
+        let (table, choices) = Tables::build(&adj, &edge_nodes).map_err(|(sw, e)| {
+            format!("switch {} cannot reach edge switch {}: the topology is disconnected", sw + hosts, e + hosts)
+        })?;
         let mut rng = Rng::for_component(seed, "ecmp");
         let seeds = (0..nodes).map(|_| rng.next_u64()).collect();
+        let edges = edge_nodes.len() as u32;
         Ok(Routes { hosts, edge_of_host, host_port, nic_port, edge_index, edges, table, choices, seeds })
     }
 
@@ -306,6 +235,108 @@ fn bfs_levels(adj: &SwitchAdjacency, edges: &[u32]) -> Vec<Vec<u64>> {
         levels.push(std::mem::replace(&mut front, next));
         if !any {
             return levels;
+        }
+    }
+}
+
+/// Each host's edge switch, the switch's port back to it, and the host's NIC port.
+fn attach_hosts(hosts: u32, ports: &[Port], ports_of: &[Vec<PortId>]) -> Result<HostPorts, String> {
+    let (mut edge_of_host, mut host_port, mut nic_port) = (Vec::new(), Vec::new(), Vec::new());
+    for h in 0..hosts {
+        let ps = &ports_of[h as usize];
+        if ps.len() != 1 {
+            return Err(format!("host {h} has {} links; every host needs exactly one", ps.len()));
+        }
+        let nic = ps[0];
+        let sw = ports[nic as usize].peer;
+        if sw < hosts {
+            return Err(format!("host {h} is linked directly to host {sw}; hosts attach to switches"));
+        }
+        let back = ports_of[sw as usize].iter().find(|&&p| ports[p as usize].peer == h);
+        host_port.push(*back.ok_or_else(|| format!("switch {sw} has no port back to host {h}"))?);
+        edge_of_host.push(sw);
+        nic_port.push(nic);
+    }
+    Ok((edge_of_host, host_port, nic_port))
+}
+
+type HostPorts = (Vec<NodeId>, Vec<PortId>, Vec<PortId>);
+
+/// (offset, count) into the candidate sets, per switch and edge switch.
+type Table = Vec<(u32, u32)>;
+
+/// Builds the (switch, edge switch) table and the interned candidate sets it points into.
+struct Tables {
+    table: Table,
+    choices: Vec<PortId>,
+    interner: SetInterner,
+    /// The entry each switch wrote last: most switches have one set towards edge after edge.
+    last: Vec<(u32, u32)>,
+    set: Vec<PortId>,
+    masks: Vec<u64>,
+}
+
+impl Tables {
+    /// The table, indexed switch * edges + edge, and the candidate sets; on a disconnected fabric,
+    /// the (switch, edge switch) pair, as indices among switches, that has no path.
+    fn build(adj: &SwitchAdjacency, edge_nodes: &[u32]) -> Result<(Table, Vec<PortId>), (u32, u32)> {
+        let (switches, edges) = (adj.start.len() - 1, edge_nodes.len());
+        let mut t = Tables {
+            table: vec![(0, 0); switches * edges],
+            choices: Vec::new(),
+            interner: SetInterner::default(),
+            last: vec![(0, 0); switches],
+            set: Vec::new(),
+            masks: Vec::new(),
+        };
+        let mut block = vec![(0u32, 0u32); switches * BLOCK];
+        for first in (0..edges).step_by(BLOCK) {
+            let width = BLOCK.min(edges - first);
+            let levels = bfs_levels(adj, &edge_nodes[first..first + width]);
+            let all = if width == 64 { u64::MAX } else { (1 << width) - 1 };
+            for sw in 0..switches {
+                let reached = levels.iter().fold(0, |r, l| r | l[sw]);
+                if reached != all {
+                    return Err((sw as u32, edge_nodes[first + (!reached & all).trailing_zeros() as usize]));
+                }
+                t.fill(adj, &levels, sw, &mut block[sw * BLOCK..sw * BLOCK + width]);
+            }
+            for sw in 0..switches {
+                let row = sw * edges + first;
+                t.table[row..row + width].copy_from_slice(&block[sw * BLOCK..sw * BLOCK + width]);
+            }
+        }
+        Ok((t.table, t.choices))
+    }
+
+    /// Switch `sw`'s entries towards the edge switches of one block (`levels` from `bfs_levels`).
+    fn fill(&mut self, adj: &SwitchAdjacency, levels: &[Vec<u64>], sw: usize, out: &mut [(u32, u32)]) {
+        // Bit j of masks[i]: the i-th link of the switch is on a shortest path to edge j.
+        let links = adj.of(sw as u32);
+        self.masks.clear();
+        self.masks.extend(
+            links
+                .iter()
+                .map(|&(_, m)| (1..levels.len()).fold(0, |acc, d| acc | (levels[d][sw] & levels[d - 1][m as usize]))),
+        );
+        // Bit j set: the set towards edge j differs from the one towards edge j - 1.
+        let changed = self.masks.iter().fold(1, |acc, &k| acc | (k ^ (k << 1)));
+        for (j, entry) in out.iter_mut().enumerate() {
+            if changed & (1 << j) != 0 {
+                self.set.clear();
+                let on = links.iter().zip(&self.masks).filter(|(_, &k)| k & (1 << j) != 0);
+                self.set.extend(on.map(|(&(p, _), _)| p));
+                let (off, len) = self.last[sw];
+                self.last[sw] = if self.set.is_empty() {
+                    debug_assert!(levels[0][sw] & (1 << j) != 0, "only an edge switch has no way to itself");
+                    (0, 0) // the destination's own edge switch uses host_port
+                } else if self.choices.get(off as usize..(off + len) as usize) == Some(&self.set[..]) {
+                    (off, len)
+                } else {
+                    (self.interner.intern(&self.set, &mut self.choices), self.set.len() as u32)
+                };
+            }
+            *entry = self.last[sw];
         }
     }
 }

@@ -201,11 +201,7 @@ impl Simulation {
                         self.start_flows(now);
                     }
                 }
-                Event::MeasureStart => {
-                    self.net.reset_stats(now);
-                    self.window_carry_in = link_usage::unsent_after(&self.net, now);
-                    self.flows.open_window(now);
-                }
+                Event::MeasureStart => self.open_window(now),
                 Event::Sample => self.sample(now),
                 Event::FlowStateSample => self.sample_flow_state(now),
             }
@@ -213,10 +209,7 @@ impl Simulation {
                 self.restart_closed_loops(now);
             }
             self.ended_at = now;
-            if self.spec.stop_when_done
-                && self.next_arrival.is_none()
-                && self.flows.finished == self.flows.records.len() as u64
-            {
+            if self.all_done() {
                 break; // (a pending Sample event alone does not keep the run alive)
             }
             if opts.progress && self.events.processed & 0xFFFFF == 0 {
@@ -236,10 +229,7 @@ impl Simulation {
                 }
             }
         }
-        if !(self.spec.stop_when_done
-            && self.next_arrival.is_none()
-            && self.flows.finished == self.flows.records.len() as u64)
-        {
+        if !self.all_done() {
             self.ended_at = end;
         }
         self.net.check_conservation().map_err(RunError::Invariant)?;
@@ -273,6 +263,20 @@ impl Simulation {
         self.flows.receiving(now, now);
         let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
         self.transports[t].on_packet(&mut ctx, host, pkt);
+    }
+
+    /// The run may stop early: no more arrivals and every flow finished (with `stop_when_done`).
+    fn all_done(&self) -> bool {
+        self.spec.stop_when_done
+            && self.next_arrival.is_none()
+            && self.flows.finished == self.flows.records.len() as u64
+    }
+
+    /// Opens the measurement window: statistics restart, the packets on the wire are pro-rated.
+    fn open_window(&mut self, now: Time) {
+        self.net.reset_stats(now);
+        self.window_carry_in = link_usage::unsent_after(&self.net, now);
+        self.flows.open_window(now);
     }
 
     fn sample(&mut self, now: Time) {

@@ -206,6 +206,40 @@ impl RunSpec {
             component_transport.push(index as u8);
         }
 
+        let metrics = MetricsSpec::read(top, duration_us)?;
+        let trace = TraceSpec::read(top)?;
+
+        let warnings = if top.is_describe() {
+            Vec::new()
+        } else {
+            cross_checks(from_us(duration_us), pacing, &topology, &queues, &transports, &workload)?
+        };
+
+        Ok(RunSpec {
+            name,
+            seed,
+            duration: from_us(duration_us),
+            warmup: from_us(warmup_us),
+            stop_when_done,
+            framing,
+            switch_latency: from_us(latency),
+            nic_pacing: pacing.map(Rate::from_gbps),
+            topology,
+            queues,
+            load_balancing,
+            transports,
+            component_transport,
+            workload,
+            metrics,
+            trace,
+            warnings,
+        })
+    }
+}
+
+impl MetricsSpec {
+    /// Reads `[metrics]`.
+    fn read(top: &mut Section, duration_us: f64) -> SpecResult<MetricsSpec> {
         let mut me = top.table("metrics", "what to measure")?;
         let edges = if me.has("size_group_edges_bytes") || me.is_describe() {
             let e = me.f64_list_or(
@@ -234,45 +268,31 @@ impl RunSpec {
             )?;
         }
         me.finish()?;
-        let trace = TraceSpec::read(top)?;
-
-        // Checks across sections: what cannot mean anything fails, what probably is not meant warns.
-        let mut warnings = Vec::new();
-        if !top.is_describe() {
-            warnings = workload.check_timing(&RunTiming {
-                end: from_us(duration_us),
-                hosts: topology.kind.host_count(),
-                host_bytes_per_sec: topology.kind.host_rate().bps() as f64 / 8.0,
-            })?;
-            if let Some(p) = pacing {
-                warnings.extend(check_pacing(p, &topology)?);
-            }
-            for (i, t) in transports.iter().enumerate() {
-                let table = if i == 0 { "transport".to_string() } else { format!("transports.{}", t.name) };
-                warnings.extend(check_needs(&table, &t.config.needs(), &queues, &topology)?);
-            }
-        }
-
-        Ok(RunSpec {
-            name,
-            seed,
-            duration: from_us(duration_us),
-            warmup: from_us(warmup_us),
-            stop_when_done,
-            framing,
-            switch_latency: from_us(latency),
-            nic_pacing: pacing.map(Rate::from_gbps),
-            topology,
-            queues,
-            load_balancing,
-            transports,
-            component_transport,
-            workload,
-            metrics: MetricsSpec { size_group_edges: edges, sample_interval: sample.map(from_us) },
-            trace,
-            warnings,
-        })
+        Ok(MetricsSpec { size_group_edges: edges, sample_interval: sample.map(from_us) })
     }
+}
+
+/// Checks across sections: what cannot mean anything fails, what probably is not meant warns
+/// (each warning "`field`: message").
+fn cross_checks(
+    end: Time,
+    pacing: Option<f64>,
+    topology: &Topology,
+    queues: &QueueConfigs,
+    transports: &[TransportSetup],
+    workload: &WorkloadSpec,
+) -> SpecResult<Vec<String>> {
+    let hosts = topology.kind.host_count();
+    let host_bytes_per_sec = topology.kind.host_rate().bps() as f64 / 8.0;
+    let mut warnings = workload.check_timing(&RunTiming { end, hosts, host_bytes_per_sec })?;
+    if let Some(p) = pacing {
+        warnings.extend(check_pacing(p, topology)?);
+    }
+    for (i, t) in transports.iter().enumerate() {
+        let table = if i == 0 { "transport".to_string() } else { format!("transports.{}", t.name) };
+        warnings.extend(check_needs(&table, &t.config.needs(), queues, topology)?);
+    }
+    Ok(warnings)
 }
 
 /// Pacing at or below line rate paces; above every NIC's rate it would do nothing (an error),
