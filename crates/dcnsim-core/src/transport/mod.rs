@@ -21,6 +21,8 @@ pub mod ndp;
 pub mod parts;
 pub mod registry;
 pub mod sird;
+#[cfg(test)]
+pub(crate) mod testbed;
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::time::{Rate, Time};
