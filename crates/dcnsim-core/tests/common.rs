@@ -107,7 +107,9 @@ pub fn drain(
         match e {
             Event::FlowArrival => inject(net, ev),
             Event::LinkArrival(port) => {
-                let (pkt, node) = net.on_link_arrival(port, now, ev);
+                let Some((pkt, node)) = net.on_link_arrival(port, now, ev) else {
+                    continue; // lost on a lossy link
+                };
                 if node >= net.hosts {
                     net.forward(node, pkt, now, ev);
                 } else {

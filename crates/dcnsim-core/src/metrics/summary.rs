@@ -127,6 +127,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     ports.push("max_bytes", Column::U64(ps.iter().map(|p| p.occupancy.max_bytes).collect()));
     ports.push("mean_bytes", Column::F64(ps.iter().map(|p| p.occupancy.mean(p.bytes, window_start, now)).collect()));
     ports.push("drops", Column::U64(ps.iter().map(|p| p.counters.drops).collect()));
+    ports.push("losses", Column::U64(ps.iter().map(|p| p.counters.losses).collect()));
     ports.push("ecn_marks", Column::U64(ps.iter().map(|p| p.counters.marks).collect()));
     ports.push("trims", Column::U64(ps.iter().map(|p| p.counters.trims).collect()));
     ports.push("bounces", Column::U64(ps.iter().map(|p| p.counters.bounces).collect()));
@@ -253,6 +254,8 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
             "max_switch_port_bytes": switch_port_max,
             "max_nic_bytes": nic_max,
             "drops": drops.iter().sum::<u64>(),
+            // Lost on lossy links (every port, host NICs included), not dropped by a queue.
+            "losses": ps.iter().map(|p| p.counters.losses).sum::<u64>(),
             "ecn_marks": marks.iter().sum::<u64>(),
             "trims": ps.iter().map(|p| p.counters.trims).sum::<u64>(),
             "bounces": ps.iter().map(|p| p.counters.bounces).sum::<u64>(),

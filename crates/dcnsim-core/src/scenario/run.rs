@@ -9,7 +9,7 @@ use crate::engine::time::{to_us, Time};
 use crate::metrics::flow_state::FlowStateSeries;
 use crate::metrics::flows::{FlowLog, FlowRecord};
 use crate::metrics::trace::PacketTrace;
-use crate::net::packet::{Fate, PacketKind};
+use crate::net::packet::{Fate, HostId, Packet, PacketId, PacketKind};
 use crate::net::Network;
 use crate::transport::{Ctx, Transport, TransportEnv};
 use crate::workload::{FlowArrival, Workload, WorkloadEnv};
@@ -149,17 +149,13 @@ impl Simulation {
             }
             match ev {
                 Event::LinkArrival(port) => {
-                    let (pkt, node) = self.net.on_link_arrival(port, now, &mut self.events);
-                    if node >= self.net.hosts {
-                        self.net.forward(node, pkt, now, &mut self.events);
-                    } else {
-                        let p = *self.net.pool.get(pkt);
-                        debug_assert_eq!(p.dst, node, "packet for host {} reached host {node}", p.dst);
-                        self.net.pool.release(pkt, Fate::Delivered);
-                        self.data_delivered += u64::from(p.kind == PacketKind::Data);
-                        let t = self.transport_of_flow(p.flow);
-                        let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
-                        self.transports[t].on_packet(&mut ctx, node, &p);
+                    // `None`: the link lost the packet.
+                    if let Some((pkt, node)) = self.net.on_link_arrival(port, now, &mut self.events) {
+                        if node >= self.net.hosts {
+                            self.net.forward(node, pkt, now, &mut self.events);
+                        } else {
+                            self.deliver(pkt, node, now);
+                        }
                     }
                 }
                 Event::PortFree(port) => {
@@ -224,6 +220,31 @@ impl Simulation {
         }
         self.net.check_conservation().map_err(RunError::Invariant)?;
         Ok(self.events.processed)
+    }
+
+    /// A packet reached its destination host: it leaves the network and goes to its transport.
+    #[inline]
+    fn deliver(&mut self, pkt: PacketId, host: HostId, now: Time) {
+        let p = *self.net.pool.get(pkt);
+        debug_assert_eq!(p.dst, host, "packet for host {} reached host {host}", p.dst);
+        self.net.pool.release(pkt, Fate::Delivered);
+        self.data_delivered += u64::from(p.kind == PacketKind::Data);
+        let t = self.transport_of_flow(p.flow);
+        let framing = self.spec.framing;
+        let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
+        self.transports[t].on_packet(&mut ctx, host, &p);
+    }
+
+    /// Hands `pkt`, which never crossed the network, to `host`'s transport as if it had just
+    /// arrived (for tests: stray and duplicate packets must be ignored). A flow id that never
+    /// started goes to the run's first transport.
+    pub fn deliver_stray(&mut self, host: HostId, pkt: &Packet) {
+        assert!(host < self.net.hosts, "host {host} does not exist");
+        let t = if (pkt.flow as usize) < self.flows.records.len() { self.transport_of_flow(pkt.flow) } else { 0 };
+        let now = self.events.now();
+        let framing = self.spec.framing;
+        let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
+        self.transports[t].on_packet(&mut ctx, host, pkt);
     }
 
     fn sample(&mut self, now: Time) {

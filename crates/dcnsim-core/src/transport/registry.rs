@@ -2,8 +2,9 @@
 //! this file. The macro generates the config and transport enums and their dispatch, so the hot
 //! path calls each protocol's methods directly (a `match`, no trait objects).
 
-use super::{dctcp, ndp, sird};
-use super::{Ctx, Protocol, SpecEnv, TransportEnv};
+use super::window::WindowTransport;
+use super::{dctcp, ndp, newreno, sird};
+use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
 
@@ -25,6 +26,16 @@ macro_rules! registry {
             let mut v = Vec::new();
             $(v.extend_from_slice(<$ty as Protocol>::NAMES);)*
             v
+        }
+
+        /// How the conformance suite runs protocol `name`; `None` if no protocol has that name.
+        pub fn conformance(name: &str) -> Option<Conformance> {
+            $(
+                if <$ty as Protocol>::NAMES.iter().any(|n| n.0 == name) {
+                    return Some(<$ty as Protocol>::conformance(name));
+                }
+            )*
+            None
         }
 
         impl TransportConfig {
@@ -103,7 +114,8 @@ macro_rules! registry {
 
 // One line per protocol: `Variant => module::Type`.
 registry! {
-    Dctcp => dctcp::Dctcp,
+    Dctcp => WindowTransport<dctcp::Dctcp>,
+    NewReno => WindowTransport<newreno::NewReno>,
     Ndp => ndp::Ndp,
     Sird => sird::Sird,
 }

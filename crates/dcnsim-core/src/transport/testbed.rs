@@ -86,7 +86,9 @@ impl<P: Protocol> Testbed<P> {
             let (now, ev) = self.events.pop().unwrap();
             match ev {
                 Event::LinkArrival(port) => {
-                    let (pkt, node) = self.net.on_link_arrival(port, now, &mut self.events);
+                    let Some((pkt, node)) = self.net.on_link_arrival(port, now, &mut self.events) else {
+                        continue; // lost on the link
+                    };
                     if node >= self.net.hosts {
                         self.net.forward(node, pkt, now, &mut self.events);
                         continue;

@@ -2,6 +2,7 @@
 //! per-sender buckets, the policies, priorities, credit pacing and the loss-recovery timeout.
 
 use crate::engine::time::{from_us, Time};
+use crate::limits::MAX_RTO_US;
 use crate::net::packet::LoadBalancing;
 use crate::scenario::reader::{Section, SpecResult};
 
@@ -72,7 +73,11 @@ impl SirdConfig {
             "[sird] pace credits at the receiver's link rate (section 4.5); false = send credit as soon as the buckets allow")?;
         let timeout = s.f64_or("timeout_us", 100.0, "us",
             "[sird] loss recovery: silence after which a receiver asks for missing packets and a sender probes (Homa-style timeouts, doubling up to 64x)")?;
-        s.ensure(timeout > 0.0 && timeout <= 1e7, "timeout_us", format!("must be in (0, 1e7] us, got {timeout}"))?;
+        s.ensure(
+            timeout > 0.0 && timeout <= MAX_RTO_US,
+            "timeout_us",
+            format!("must be in (0, 1e7] us, got {timeout}"),
+        )?;
         s.ensure(lb != LoadBalancing::Source, "protocol",
             "SIRD does not choose source routes: set routing.load_balancing = \"spray\" (the paper's packet spraying) or \"ecmp\"")?;
         Ok(SirdConfig {

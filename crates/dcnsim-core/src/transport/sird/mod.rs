@@ -87,7 +87,7 @@ pub use config::{BucketConfig, LoopConfig, ReceiverPolicy, SirdConfig};
 
 use super::conns::ConnTable;
 use super::parts::{MessageLayout, ReceivedSet};
-use super::{Ctx, Framing, Protocol, SpecEnv, TransportEnv};
+use super::{Conformance, Ctx, Framing, LoneFlow, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
@@ -365,5 +365,17 @@ impl Protocol for Sird {
         out.push(("sender_credit_bytes", pair.credit as f64));
         out.push(("granted_packets", c.granted as f64));
         out.push(("sent_packets", c.next_new as f64));
+    }
+    /// The paper's setup (Table 2): two priority classes, ECN on core links at NThr = 1.25 BDP
+    /// (17 KB at the suite's 10 Gb/s), per-packet spraying. Messages up to UnschT = 1 BDP start
+    /// at line rate; larger ones wait for the first credit (one control round trip), then paced
+    /// credit keeps the link busy.
+    fn conformance(_name: &str) -> Conformance {
+        Conformance {
+            spec: "[queue]\npriorities = 2\n[queue.fabric]\necn = \"step\"\necn_k_bytes = 17000\n\
+                   [routing]\nload_balancing = \"spray\"\n",
+            lone_flow: LoneFlow::Handshake { exact_up_to_bdp: 1.0, max_extra_rtts: 1.0 },
+            exempt: &[],
+        }
     }
 }
