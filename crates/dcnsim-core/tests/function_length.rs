@@ -18,7 +18,6 @@ const ALLOWED: &[(&str, &str, usize)] = &[
     ("crates/dcnsim-core/src/net/queue.rs", "read", 116),
     ("crates/dcnsim-core/src/scenario/run.rs", "run", 81),
     ("crates/dcnsim-core/src/scenario/spec.rs", "read", 142),
-    ("crates/dcnsim-core/src/transport/sird/mod.rs", "read", 86),
     ("crates/dcnsim-core/src/workload/generators.rs", "build", 123),
 ];
 
