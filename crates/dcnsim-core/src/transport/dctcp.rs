@@ -20,6 +20,7 @@
 //! expected); `ts` = send time of the data packet, echoed by its ACK; `path` = the flow's ECMP key.
 
 use super::conns::ConnTable;
+use super::parts::{ReceivedBytes, RttEstimator};
 use super::{Ctx, Framing, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::engine::time::{from_us, Time};
@@ -143,17 +144,13 @@ struct Conn {
     marked_in_window: u64,
     /// No further ECN cut until snd_una passes this.
     cwr_end: u64,
-    srtt: f64,
-    rttvar: f64,
-    rto: Time,
+    rtt: RttEstimator,
     backoff: u32,
     /// When the retransmission timer expires; `None` when nothing is outstanding.
     rto_deadline: Option<Time>,
     timer_pending: bool,
     // Receiver.
-    rcv_nxt: u64,
-    /// Out-of-order byte ranges [start, end) above rcv_nxt, sorted and disjoint.
-    ooo: Vec<(u64, u64)>,
+    received: ReceivedBytes,
 }
 
 pub struct Dctcp {
@@ -219,14 +216,11 @@ impl Dctcp {
             acked_in_window: 0,
             marked_in_window: 0,
             cwr_end: 0,
-            srtt: 0.0,
-            rttvar: 0.0,
-            rto: self.cfg.initial_rto,
+            rtt: RttEstimator::new(self.cfg.initial_rto, self.cfg.min_rto),
             backoff: 0,
             rto_deadline: None,
             timer_pending: false,
-            rcv_nxt: 0,
-            ooo: Vec::new(),
+            received: ReceivedBytes::default(),
         };
         let slot = self.conns.insert(id, conn);
         self.send_window(ctx, slot);
@@ -281,7 +275,7 @@ impl Dctcp {
     fn arm_timer(ctx: &mut Ctx, c: &mut Conn) {
         if c.snd_una < c.snd_nxt {
             if c.rto_deadline.is_none() {
-                c.rto_deadline = Some(ctx.now() + (c.rto << c.backoff.min(16)));
+                c.rto_deadline = Some(ctx.now() + c.rtt.backed_off_rto_ps(c.backoff));
             }
             if !c.timer_pending {
                 c.timer_pending = true;
@@ -308,30 +302,15 @@ impl Dctcp {
 
     fn on_data(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
         let c = &mut self.conns[slot];
-        let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
-        let mut fresh = 0;
-        if start == c.rcv_nxt {
-            fresh = end - start;
-            c.rcv_nxt = end;
-            // Pull in out-of-order data that is now contiguous.
-            while let Some(&(s, e)) = c.ooo.first() {
-                if s > c.rcv_nxt {
-                    break;
-                }
-                c.rcv_nxt = c.rcv_nxt.max(e);
-                c.ooo.remove(0);
-            }
-        } else if start > c.rcv_nxt {
-            fresh = insert_range(&mut c.ooo, start, end);
-        }
+        let fresh = c.received.insert(pkt.seq, pkt.seq + pkt.payload as u64);
         if fresh > 0 {
             ctx.delivered(c.id, fresh);
-            if c.rcv_nxt == c.size {
+            if c.received.next_expected() == c.size {
                 ctx.finished(c.id);
             }
         }
         let mut ack = Packet::new(PacketKind::Ack, c.id, c.dst, c.src, self.framing.control_bytes);
-        ack.ack = c.rcv_nxt;
+        ack.ack = c.received.next_expected();
         ack.ts = pkt.ts;
         ack.path = c.path_key;
         ack.lb = self.cfg.lb;
@@ -349,8 +328,8 @@ impl Dctcp {
         if ack < self.conns[slot].snd_una {
             return; // old, reordered ACK
         }
-        self.rtt_sample(ctx.now(), slot, pkt.ts);
         let c = &mut self.conns[slot];
+        c.rtt.on_sample(ctx.now() - pkt.ts);
         let cfg = &self.cfg;
         let ece = pkt.has(flags::ECE) && cfg.ecn;
 
@@ -426,25 +405,12 @@ impl Dctcp {
 
         if c.snd_una >= c.size {
             // All data acknowledged: the connection is done on both sides.
-            c.ooo = Vec::new();
+            c.received.clear_out_of_order();
             let id = c.id;
             self.conns.remove(id, slot);
             return;
         }
         self.send_window(ctx, slot);
-    }
-
-    fn rtt_sample(&mut self, now: Time, slot: u32, sent: Time) {
-        let c = &mut self.conns[slot];
-        let r = (now - sent) as f64;
-        if c.srtt == 0.0 {
-            c.srtt = r;
-            c.rttvar = r / 2.0;
-        } else {
-            c.rttvar = 0.75 * c.rttvar + 0.25 * (c.srtt - r).abs();
-            c.srtt = 0.875 * c.srtt + 0.125 * r;
-        }
-        c.rto = ((c.srtt + 4.0 * c.rttvar) as Time).max(self.cfg.min_rto);
     }
 
     pub fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
@@ -520,40 +486,5 @@ impl Protocol for Dctcp {
         if c.srtt > 0.0 {
             out.push(("srtt_us", c.srtt / 1e6));
         }
-    }
-}
-
-/// Inserts [s, e) into sorted disjoint ranges; returns how many bytes were new.
-fn insert_range(ranges: &mut Vec<(u64, u64)>, s: u64, e: u64) -> u64 {
-    let i = ranges.partition_point(|&(_, re)| re < s);
-    let mut ns = s;
-    let mut ne = e;
-    let mut covered = 0;
-    let mut j = i;
-    while j < ranges.len() && ranges[j].0 <= ne {
-        let (rs, re) = ranges[j];
-        covered += re.min(e).saturating_sub(rs.max(s));
-        ns = ns.min(rs);
-        ne = ne.max(re);
-        j += 1;
-    }
-    ranges.splice(i..j, [(ns, ne)]);
-    (e - s) - covered
-}
-
-#[cfg(test)]
-mod tests {
-    use super::insert_range;
-
-    #[test]
-    fn ranges_merge_and_count_new_bytes() {
-        let mut r = Vec::new();
-        assert_eq!(insert_range(&mut r, 10, 20), 10);
-        assert_eq!(insert_range(&mut r, 30, 40), 10);
-        assert_eq!(insert_range(&mut r, 10, 20), 0);
-        assert_eq!(insert_range(&mut r, 20, 30), 10);
-        assert_eq!(r, vec![(10, 40)]);
-        assert_eq!(insert_range(&mut r, 5, 45), 10);
-        assert_eq!(r, vec![(5, 45)]);
     }
 }

@@ -18,6 +18,7 @@ pub mod conns;
 pub mod dctcp;
 pub mod env;
 pub mod ndp;
+pub mod parts;
 pub mod registry;
 pub mod sird;
 

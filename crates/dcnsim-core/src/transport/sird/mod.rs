@@ -66,17 +66,16 @@
 //! RESEND (kind `Nack`) `seq` = first missing packet, `aux` = run length, `ack` = frontier;
 //! flag PROTO1 on data = csn.
 
-mod ranges;
 mod receiver;
 mod sender;
 
 use super::conns::ConnTable;
+use super::parts::ReceivedSet as Received;
 use super::{Ctx, Framing, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::engine::time::{from_us, Rate, Time};
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
-use ranges::Received;
 use std::collections::{HashMap, VecDeque};
 
 const TIMER_PACER: u8 = 0;
