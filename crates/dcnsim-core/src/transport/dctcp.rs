@@ -483,8 +483,8 @@ impl Protocol for Dctcp {
         if self.cfg.ecn {
             out.push(("alpha", c.alpha));
         }
-        if c.srtt > 0.0 {
-            out.push(("srtt_us", c.srtt / 1e6));
+        if let Some(srtt) = c.rtt.srtt_ps() {
+            out.push(("srtt_us", srtt / 1e6));
         }
     }
 }
