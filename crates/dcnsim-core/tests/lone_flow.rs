@@ -22,7 +22,7 @@ fn lone_with(topo: &str, dst: u32, size: u64, protocol: &str, net: &str) -> (u64
     let f = flow_file(&format!("lone-{:016x}", h.finish()), &[(0, dst, size, 3.0)]);
     let s = spec(&format!(
         "seed = 1\nduration_us = 100000.0\n[net]\n{net}\n[topology]\n{topo}\n[queue]\necn = \"step\"\necn_k_packets = 65\n\
-         [transport]\nprotocol = \"{protocol}\"\ninit_cwnd_packets = 1000\n[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
+         [transport]\nprotocol = \"{protocol}\"\ninitial_window_packets = 1000\n[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
         f.display()
     ));
     let out = run_checked(&s);

@@ -94,6 +94,39 @@ fn malformed_specs_name_the_field() {
         ),
         ("bad g", Box::new(set("transport.g", V::Float(1.5))), "transport.g", "(0, 1]"),
         (
+            "old window key",
+            Box::new(set("transport.init_cwnd_packets", V::Integer(10))),
+            "transport.init_cwnd_packets",
+            "was renamed to `initial_window_packets`",
+        ),
+        (
+            "old cap key",
+            Box::new(set("transport.max_cwnd_packets", V::Integer(10))),
+            "transport.max_cwnd_packets",
+            "was renamed to `max_window_packets`",
+        ),
+        (
+            "old ACK class key",
+            Box::new(|t: &mut toml::Table| {
+                set("transport.protocol", s("newreno"))(t);
+                set("transport.ack_priority", V::Integer(1))(t);
+            }),
+            "transport.ack_priority",
+            "was renamed to `control_priority`",
+        ),
+        (
+            "old alpha key",
+            Box::new(set("transport.init_alpha", V::Float(0.5))),
+            "transport.init_alpha",
+            "was renamed to `initial_alpha`",
+        ),
+        (
+            "zero window",
+            Box::new(set("transport.initial_window_packets", V::Integer(0))),
+            "transport.initial_window_packets",
+            "[1, 1000000]",
+        ),
+        (
             "g for newreno",
             Box::new(|t: &mut toml::Table| {
                 set("transport.protocol", s("newreno"))(t);

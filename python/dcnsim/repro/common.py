@@ -25,7 +25,7 @@ def dctcp_like_ndp_paper(k: int, duration_us: float, warmup_us: float) -> dict:
         "topology": fat_tree(k),
         "queue": {"limit_packets": 200, "ecn": "step", "ecn_k_packets": 30},
         "routing": {"load_balancing": "ecmp"},
-        "transport": {"protocol": "dctcp", "init_cwnd_packets": 10},
+        "transport": {"protocol": "dctcp", "initial_window_packets": 10},
     }
 
 

@@ -57,7 +57,7 @@ def dctcp_setup() -> dict:
     """DCTCP as the SIRD paper runs it (Table 2): initial window 1 BDP (the reference's 66 packets),
     g = 0.08, ECN step marking at 1.25 BDP on every switch port, per-flow ECMP, 200 us minimum RTO."""
     return {
-        "transport": {"protocol": "dctcp", "g": 0.08, "init_cwnd_packets": 66, "min_rto_us": 200.0},
+        "transport": {"protocol": "dctcp", "g": 0.08, "initial_window_packets": 66, "min_rto_us": 200.0},
         "queue": {"ecn": "step", "ecn_k_bytes": int(1.25 * PAPER_BDP)},
         "routing": {"load_balancing": "ecmp"},
         "net": dict(NET),

@@ -18,9 +18,14 @@ pub mod conns;
 pub mod dctcp;
 pub mod env;
 pub mod ndp;
+pub mod newreno;
 pub mod parts;
+pub mod rate;
 pub mod registry;
 pub mod sird;
+#[cfg(test)]
+pub(crate) mod testbed;
+pub mod window;
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::time::{Rate, Time};

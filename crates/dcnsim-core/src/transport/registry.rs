@@ -2,7 +2,8 @@
 //! this file. The macro generates the config and transport enums and their dispatch, so the hot
 //! path calls each protocol's methods directly (a `match`, no trait objects).
 
-use super::{dctcp, ndp, sird};
+use super::window::WindowTransport;
+use super::{dctcp, ndp, newreno, sird};
 use super::{Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
@@ -103,7 +104,8 @@ macro_rules! registry {
 
 // One line per protocol: `Variant => module::Type`.
 registry! {
-    Dctcp => dctcp::Dctcp,
+    Dctcp => WindowTransport<dctcp::Dctcp>,
+    NewReno => WindowTransport<newreno::NewReno>,
     Ndp => ndp::Ndp,
     Sird => sird::Sird,
 }

@@ -74,6 +74,30 @@ impl ReceivedSet {
         true
     }
 
+    /// Everything below `cum` has arrived (a cumulative acknowledgement); returns how many
+    /// packets that added.
+    pub fn advance_to(&mut self, cum: u64) -> u64 {
+        if cum <= self.cum {
+            return 0;
+        }
+        let mut added = cum - self.cum;
+        let mut next = cum;
+        let mut k = 0;
+        while let Some(&(s, e)) = self.ooo.get(k) {
+            if s > next {
+                break;
+            }
+            // The range overlaps [old cum, cum) or touches cum: its packets below cum were counted.
+            added -= e.min(cum) - s;
+            next = next.max(e);
+            k += 1;
+        }
+        self.ooo.drain(..k);
+        self.cum = next;
+        self.count += added;
+        added
+    }
+
     /// Up to `max` runs [a, b) of missing packets below `below`, lowest first.
     pub fn missing_runs(&self, below: u64, max: usize) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
@@ -192,6 +216,13 @@ mod tests {
                 bits[i] = true;
                 assert_eq!(r.count(), bits.iter().filter(|b| **b).count() as u64);
             }
+            // A cumulative advance over part of what is missing, then the set must still match.
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let upto = (x >> 33) as usize % (n + 1);
+            let newly = bits[..upto].iter().filter(|b| !**b).count() as u64;
+            assert_eq!(r.advance_to(upto as u64), newly);
+            bits[..upto].iter_mut().for_each(|b| *b = true);
+            assert_eq!(r.count(), bits.iter().filter(|b| **b).count() as u64);
             let cum = bits.iter().position(|b| !b).unwrap_or(n) as u64;
             assert_eq!(r.cumulative(), cum);
             let runs = r.missing_runs(n as u64, usize::MAX);
