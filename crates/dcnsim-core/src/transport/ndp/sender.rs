@@ -45,7 +45,8 @@ pub(super) struct Sender {
     last_pull: u64,
     /// Pulls still expected: feedback received minus pulls received.
     pub(super) pull_window: i64,
-    /// Packets of the first window without feedback yet.
+    /// The first window's size minus feedback events so far (ACKs, NACKs, returns): while
+    /// positive, feedback for the first window (and so pulls) may still come.
     first_window_left: i64,
     /// The first window's size: min(initial window, packets).
     first_window: u64,
