@@ -45,6 +45,8 @@ pub(super) struct Conn {
     /// Credit frontier: packets below it were granted (or unscheduled).
     pub rx_granted: u64,
     pub rx: ReceivedSet,
+    /// Payload bytes received (distinct packets).
+    pub rx_payload: u64,
     pub rx_done: bool,
     /// In the receiver's `inbound` list (known, packets still to credit).
     pub rx_listed: bool,
@@ -171,6 +173,8 @@ pub(super) struct Host {
     pub credit: i64,
     /// Receivers this host still has never-sent data for.
     pub sending_receivers: u32,
+    /// Messages from this host with never-sent packets (the sum of its pairs' `unsent`).
+    pub unsent_msgs: u32,
     /// Messages from this host with a packet they may send now.
     pub ready: u32,
     // Receiver.
@@ -196,6 +200,7 @@ impl Host {
             ready_pairs: Vec::new(),
             credit: 0,
             sending_receivers: 0,
+            unsent_msgs: 0,
             ready: 0,
             b: 0,
             unscheduled: 0,
