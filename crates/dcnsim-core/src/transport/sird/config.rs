@@ -8,7 +8,8 @@ use crate::scenario::reader::{Section, SpecResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReceiverPolicy {
-    /// The message with the fewest packets still to credit first (the paper's evaluation).
+    /// The message with the fewest bytes still to receive (or packets to credit, by
+    /// `receiver_srpt_key`) first (the paper's evaluation).
     Srpt,
     /// Messages in turn.
     RoundRobin,
@@ -105,7 +106,7 @@ impl SirdConfig {
         let buckets = BucketConfig::read(s)?;
         let loops = LoopConfig::read(s)?;
         let policy = s.choice_or("receiver_policy", &["srpt", "round_robin"], "srpt",
-            "[sird] which message a receiver credits next: fewest packets left to credit (the paper's evaluation), or in turn")?;
+            "[sird] which message a receiver credits next: the shortest remainder (receiver_srpt_key; the paper's evaluation), or in turn")?;
         let counts = s.choice_or("unsch_thr_counts", &["wire", "payload"], "wire",
             "[sird] what a message's size is compared with UnschT in: wire bytes, headers included (the authors' simulator), or payload bytes")?;
         let prefix = s.choice_or("unscheduled_prefix", &["capped", "whole"], "capped",

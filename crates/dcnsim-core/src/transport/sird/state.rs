@@ -99,9 +99,9 @@ impl Conn {
     }
 }
 
-/// SRPT order of messages: fewest packets left, ties to the lower flow id, as one integer for
-/// [`srpt_pick`](crate::transport::parts::srpt_pick). The count saturates at 2^32 - 2 packets
-/// (beyond that, ties go by id), so `NOT_CANDIDATE` stays above every key.
+/// SRPT order of messages: fewest packets (at the receiver by default, payload bytes) left, ties to
+/// the lower flow id, as one integer for [`srpt_pick`](crate::transport::parts::srpt_pick). The
+/// count saturates at 2^32 - 2 (beyond that, ties go by id), so `NOT_CANDIDATE` stays above every key.
 #[inline]
 pub(super) fn srpt_key(left: u64, id: FlowId) -> u64 {
     left.min(u32::MAX as u64 - 1) << 32 | id as u64
