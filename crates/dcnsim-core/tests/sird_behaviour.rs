@@ -2,7 +2,8 @@
 //! (or within one RTT of) the exact ideal, informed overcommitment rescuing the receivers of a
 //! congested sender (Fig. 10), B bounding the receiver's downlink queue (section 4.2), the network
 //! loop holding a shared core link near NThr (section 4.3), less queuing than DCTCP at the same
-//! load (section 5.2), receiver policies, and loss recovery on drop-tail buffers.
+//! load (section 5.2), receiver policies, loss recovery on drop-tail buffers, and the rules taken
+//! from the authors' simulator (issue 18), each against its alternative.
 mod common;
 use common::*;
 use dcnsim_core::scenario::RunOutput;
@@ -410,4 +411,27 @@ fn receiver_srpt_orders_by_bytes_still_to_receive() {
     assert!(new_end < old_end, "bytes to receive: the newcomer first ({new_end} vs {old_end} ps)");
     let (old_end, new_end) = ends("packets_to_credit");
     assert!(old_end < new_end, "packets to credit: the first message first ({old_end} vs {new_end} ps)");
+}
+
+#[test]
+fn fig10_needs_the_receivers_to_keep_crediting_the_congested_sender() {
+    // Fig. 10's loss comes from receivers that keep crediting host 0. SRPT does so only while host
+    // 0's messages are the shorter: with equal sizes it hands each downlink to the newcomer, which
+    // fills it with or without informed overcommitment. Round robin credits both whatever the
+    // sizes, and informed overcommitment again recovers the links.
+    let topo = "kind = \"single_switch\"\nhosts = 9\nhost_rate_gbps = 10.0\nhost_delay_us = 2.0";
+    let goodput = |name: &str, first: u64, policy: &str, sthr: &str| {
+        let mut flows: Vec<(u32, u32, u64, f64)> = (1..=4).map(|r| (0, r, first, 0.0)).collect();
+        flows.extend((1..=4).map(|r| (4 + r, r, 200_000_000, 100.0)));
+        let transport = format!("receiver_policy = \"{policy}\"\nsthr_bdp = {sthr}");
+        let out = run_checked(&sird_spec(topo, "priorities = 2", &transport, &flow_list(name, &flows), 3000.0, 1000.0));
+        out.summary["goodput_gbps"].as_f64().unwrap()
+    };
+    let max = 40.0 * 1436.0 / 1500.0;
+    let equal_blind = goodput("sird-fig10-equal", 200_000_000, "srpt", "1e9");
+    assert!(equal_blind > 0.99 * max, "equal sizes, SRPT, SThr = inf: {equal_blind:.2} Gb/s");
+    let rr_informed = goodput("sird-fig10-rr", 100_000_000, "round_robin", "0.5");
+    let rr_blind = goodput("sird-fig10-rr", 100_000_000, "round_robin", "1e9");
+    println!("equal sizes SRPT SThr = inf: {equal_blind:.2}; round robin: {rr_informed:.2} vs {rr_blind:.2} Gb/s");
+    assert!(rr_informed > 0.95 * max && rr_blind < 30.0, "round robin: {rr_informed:.2} vs {rr_blind:.2} Gb/s");
 }
