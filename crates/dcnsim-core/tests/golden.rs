@@ -76,7 +76,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("newreno", 0x8999_a65b_18d8_7205),
     ("ndp", 0xabea_1e9f_1a77_9ff4),
     ("phost", 0x2bf6_d3dc_a732_3d50),
-    ("sird", 0xbb54_39d0_4214_90a2),
+    ("sird", 0x6a94_7181_bd45_15b4),
 ];
 
 #[test]
