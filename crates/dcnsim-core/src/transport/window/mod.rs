@@ -1,7 +1,8 @@
 //! The window sender: a reliable byte stream ([`sender`]) whose window comes from a congestion
 //! controller ([`cc`]). A protocol built on it is a [`WindowProtocol`]: its names, its
 //! controller and the controller's own spec keys; [`WindowTransport`] makes it a [`Protocol`].
-//! DCTCP (`transport/dctcp.rs`) and NewReno (`transport/newreno.rs`) are such protocols.
+//! DCTCP (`transport/dctcp.rs`), NewReno (`transport/newreno.rs`) and Swift (`transport/swift.rs`) are such
+//! protocols.
 
 pub mod cc;
 pub mod sender;
@@ -32,6 +33,15 @@ pub trait WindowProtocol {
     /// Reads the controller's own keys (read before the sender's shared ones).
     fn read_params(s: &mut Section) -> SpecResult<Self::Params>;
     fn control(params: &Self::Params, window: &WindowSetup) -> Self::Control;
+
+    /// The controller scales with the path's switch count (Swift's per-hop target): the sender then
+    /// builds each flow's controller with [`WindowProtocol::control_on_path`].
+    const WANTS_HOPS: bool = false;
+    /// The controller of a flow whose path crosses `hops` switches (0 unless `WANTS_HOPS`).
+    fn control_on_path(params: &Self::Params, window: &WindowSetup, hops: u32) -> Self::Control {
+        debug_assert!(Self::WANTS_HOPS || hops == 0);
+        Self::control(params, window)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -155,7 +165,8 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
 
     fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
         let rec = ctx.flow(id);
-        let cc = P::control(&self.cfg.params, &self.cfg.window);
+        let hops = if P::WANTS_HOPS { ctx.hops(rec.src, rec.dst) } else { 0 };
+        let cc = P::control_on_path(&self.cfg.params, &self.cfg.window, hops);
         let conn = Conn::new(id, rec.src, rec.dst, rec.size, &self.cfg.sender, cc);
         let slot = self.conns.insert(id, conn);
         self.conns[slot].send_window(ctx, &self.cfg.sender, &mut self.counters);
