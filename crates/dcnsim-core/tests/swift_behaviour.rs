@@ -139,3 +139,71 @@ fn more_switches_settle_at_a_higher_delay_by_per_hop_each() {
         );
     }
 }
+
+#[test]
+fn bad_swift_keys_are_spec_errors_naming_the_field() {
+    let base = "duration_us = 100.0\n[topology]\nkind = \"single_switch\"\nhosts = 2\nhost_rate_gbps = 10.0\n\
+                host_delay_us = 1.0\n[[workload]]\nkind = \"incast\"\nsenders = 1\nsize_bytes = 1000\nat_us = 1.0\n\
+                receiver = 0\n[transport]\nprotocol = \"swift\"\n";
+    let cases = [
+        ("slow_start = false", "transport.slow_start", "no slow start"),
+        ("beta = 1.5", "transport.beta", "(0, 1]"),
+        ("max_mdf = 1.0", "transport.max_mdf", "(0, 1)"),
+        ("fs_max_cwnd_packets = 0.05", "transport.fs_max_cwnd_packets", "must exceed"),
+        ("min_cwnd_packets = 0.0", "transport.min_cwnd_packets", "(0, 1]"),
+        ("per_hop_us = -1.0", "transport.per_hop_us", "[0, 1e4]"),
+        ("base_target_us = 0.0", "transport.base_target_us", "(0, 1e6]"),
+    ];
+    let failures = spec_error_mismatches(
+        cases.map(|(line, field, msg)| (line.to_string(), spec(&format!("{base}{line}\n")), field.into(), msg.into())),
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// 32 long flows into host 0 of a single 10 Gb/s switch, target 10 us + flow scaling up to
+/// `fs_range_us`, base RTT ~2.9 us: the fair window is under one packet. Returns (mean window
+/// bytes, mean delay us, Jain index of the bytes, utilization of host 0's downlink).
+fn many_into_one(fs_range_us: f64) -> (f64, f64, f64, f64) {
+    let n = 32u32;
+    let flows: Vec<(u32, u32, u64, f64)> = (1..=n).map(|i| (i, 0, 1_000_000_000, 1.0 + 3.0 * i as f64)).collect();
+    let f = flow_file(&format!("swift-many-{fs_range_us}"), &flows);
+    let out = run_checked(&spec(&format!(
+        "seed = 5\nduration_us = 20000.0\n[measure]\nwarmup_us = {SETTLE_US}\n[topology]\nkind = \"single_switch\"\n\
+         hosts = {}\nhost_rate_gbps = 10.0\nhost_delay_us = 0.1\n[queue]\nlimit_packets = 400\n[transport]\n\
+         protocol = \"swift\"\nbase_target_us = 10.0\nper_hop_us = 0.0\nfs_range_us = {fs_range_us}\n[trace]\n\
+         flows = [{}]\nstate_interval_us = 5.0\n[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
+        n + 1,
+        (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
+        f.display()
+    )));
+    assert_eq!(u64s(&out.ports, "drops").iter().sum::<u64>(), 0);
+    let bytes: Vec<f64> = u64s(&out.flows, "window_bytes").iter().map(|&b| b as f64).collect();
+    let (nodes, peers) = (strs(&out.ports, "node"), strs(&out.ports, "peer"));
+    let down = (0..nodes.len()).find(|&i| nodes[i] == "switch0" && peers[i] == "host0").unwrap();
+    let r = (
+        settled_mean(&out, "cwnd_bytes"),
+        settled_mean(&out, "delay_us"),
+        jain(&bytes),
+        f64s(&out.ports, "utilization")[down],
+    );
+    eprintln!(
+        "{n} flows, fs_range {fs_range_us} us: window {:.0} B, delay {:.2} us, Jain {:.4}, utilization {:.4}",
+        r.0, r.1, r.2, r.3
+    );
+    r
+}
+
+#[test]
+fn flow_scaling_keeps_sub_packet_windows_fair() {
+    // Section 3.5: at large fan-in the windows fall below one packet, where AIMD alone is unfair;
+    // the flow-scaling target (higher for smaller windows) restores fairness.
+    let mss = 1500.0 - 64.0; // the default mtu_bytes less header_bytes
+    let (cwnd, delay, j, util) = many_into_one(20.0);
+    assert!(cwnd < mss, "mean window {cwnd} B is not below one packet (paced)");
+    assert!(j > 0.95, "with flow scaling: Jain index {j}");
+    assert!(util > 0.95, "utilization {util}");
+    assert!(delay < 10.0 + 20.0 + 32.0 * PACKET_US, "delay {delay} us");
+    let (cwnd0, _, j0, util0) = many_into_one(0.0);
+    assert!(cwnd0 < mss && util0 > 0.95, "window {cwnd0} B, utilization {util0}");
+    assert!(j0 < 0.8, "without flow scaling sub-packet windows should be unfair: Jain {j0}");
+}

@@ -25,7 +25,7 @@
 //!   host processing delay (the simulator has none), so there is no endpoint window
 //! - delayed or coalesced ACKs (one ACK per data packet), SACK, the RTO estimate's Swift-specific
 //!   tuning (the sender's RFC 6298 timer is used), multipath hop counts (the first path's)
-//! - slow start: the window starts at `initial_window_packets` and `slow_start` is ignored
+//! - slow start: the window starts at `initial_window_packets` (setting `slow_start` is an error)
 
 use super::window::cc::swift::{SwiftControl, SwiftParams};
 use super::window::cc::WindowSetup;
@@ -42,10 +42,16 @@ impl WindowProtocol for Swift {
     const ECN: bool = false;
     const CONFORMANCE_SPEC: &'static str = "[transport]\ninitial_window_packets = 16\n";
     const WANTS_HOPS: bool = true;
+    const CUT_COUNTER: &'static str = "delay_window_cuts";
     type Control = SwiftControl;
     type Params = SwiftParams;
 
     fn read_params(s: &mut Section) -> SpecResult<SwiftParams> {
+        s.ensure(
+            !s.has("slow_start"),
+            "slow_start",
+            "swift has no slow start: its window starts at initial_window_packets",
+        )?;
         let ai = s.f64_or("ai_packets", 1.0, "packets", "[swift] additive increase per RTT (SIRD's Swift: 1)")?;
         s.ensure(ai > 0.0 && ai <= 1000.0, "ai_packets", "must be in (0, 1000]")?;
         let beta = s.f64_or("beta", 0.8, "", "[swift] multiplicative-decrease gain (SIRD's Swift: 0.8)")?;

@@ -34,6 +34,9 @@ pub trait WindowProtocol {
     fn read_params(s: &mut Section) -> SpecResult<Self::Params>;
     fn control(params: &Self::Params, window: &WindowSetup) -> Self::Control;
 
+    /// The counter of window cuts for congestion signals (the controller's `on_ack` returning true).
+    const CUT_COUNTER: &'static str = "ecn_window_cuts";
+
     /// The controller scales with the path's switch count (Swift's per-hop target): the sender then
     /// builds each flow's controller with [`WindowProtocol::control_on_path`].
     const WANTS_HOPS: bool = false;
@@ -209,7 +212,7 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
             ("retransmitted_packets", n.retransmitted_packets),
             ("fast_retransmits", n.fast_retransmits),
             ("timeouts", n.timeouts),
-            ("ecn_window_cuts", n.window_cuts),
+            (P::CUT_COUNTER, n.window_cuts),
         ]
     }
 
