@@ -63,35 +63,38 @@ fn read_shared(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecRes
         "initial_window_packets",
         10,
         "packets",
-        "[dctcp, newreno] initial congestion window (SIRD's evaluation: ~1 BDP)",
+        "[dctcp, newreno, swift] initial congestion window (SIRD's evaluation: ~1 BDP)",
     )?;
     s.ensure((1..=1_000_000).contains(&iw), "initial_window_packets", "must be in [1, 1000000]")?;
     let slow_start = s.bool_or(
         "slow_start",
         true,
-        "[dctcp, newreno] grow exponentially up to ssthresh; false = fixed initial window, additive increase only",
+        "[dctcp, newreno] grow exponentially up to ssthresh; false = fixed initial window, additive increase only (an error for swift)",
     )?;
-    let max_window =
-        s.u64_opt("max_window_packets", "packets", "[dctcp, newreno] cap on the congestion window; unset = none")?;
+    let max_window = s.u64_opt(
+        "max_window_packets",
+        "packets",
+        "[dctcp, newreno, swift] cap on the congestion window; unset = none",
+    )?;
     if let Some(m) = max_window {
         s.ensure(m >= 1, "max_window_packets", "must be at least 1")?;
     }
-    let min_rto = s.f64_or("min_rto_us", 200.0, "us", "[dctcp, newreno] floor of the retransmission timeout")?;
+    let min_rto = s.f64_or("min_rto_us", 200.0, "us", "[dctcp, newreno, swift] floor of the retransmission timeout")?;
     s.ensure(min_rto > 0.0 && min_rto <= crate::limits::MAX_RTO_US, "min_rto_us", "must be in (0, 1e7] us")?;
     let init_rto = s.f64_or(
         "initial_rto_us",
         1000.0,
         "us",
-        "[dctcp, newreno] retransmission timeout before the first RTT sample",
+        "[dctcp, newreno, swift] retransmission timeout before the first RTT sample",
     )?;
     s.ensure(init_rto > 0.0 && init_rto <= crate::limits::MAX_RTO_US, "initial_rto_us", "must be in (0, 1e7] us")?;
     let dupack =
-        s.u64_or("dupack_threshold", 3, "ACKs", "[dctcp, newreno] duplicate ACKs that trigger fast retransmit")?;
+        s.u64_or("dupack_threshold", 3, "ACKs", "[dctcp, newreno, swift] duplicate ACKs that trigger fast retransmit")?;
     s.ensure((1..=100).contains(&dupack), "dupack_threshold", "must be in [1, 100]")?;
     let data_priority =
-        s.u64_or("data_priority", 0, "class", "[dctcp, newreno] priority class of data packets (0 = highest)")?;
+        s.u64_or("data_priority", 0, "class", "[dctcp, newreno, swift] priority class of data packets (0 = highest)")?;
     let control_priority =
-        s.u64_or("control_priority", 0, "class", "[dctcp, newreno] priority class of ACKs (0 = highest)")?;
+        s.u64_or("control_priority", 0, "class", "[dctcp, newreno, swift] priority class of ACKs (0 = highest)")?;
     s.ensure(data_priority < 8, "data_priority", "must be in 0..7")?;
     s.ensure(control_priority < 8, "control_priority", "must be in 0..7")?;
     s.ensure(
