@@ -3,7 +3,7 @@
 //! path calls each protocol's methods directly (a `match`, no trait objects).
 
 use super::window::WindowTransport;
-use super::{dctcp, ndp, newreno, sird};
+use super::{dctcp, ndp, newreno, sird, swift};
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
@@ -124,6 +124,7 @@ registry! {
     NewReno => WindowTransport<newreno::NewReno>,
     Ndp => ndp::Ndp,
     Sird => sird::Sird,
+    Swift => WindowTransport<swift::Swift>,
 }
 
 impl TransportConfig {
