@@ -1,7 +1,7 @@
 //! The simulation: build the network, the transport and the workload from a spec, then pop events
 //! until the end. The loop only dispatches; the network, transport and metrics do the work.
 
-use super::output::{RunError, RunOptions, RunOutput};
+use super::output::{RunError, RunOptions, RunOutput, CANCEL_CHECK_EVENTS};
 use super::reader::{resolved_to_json, Resolved, Section};
 use super::spec::RunSpec;
 use crate::engine::events::{Event, EventQueue};
@@ -198,6 +198,9 @@ impl Simulation {
                 && self.flows.finished == self.flows.records.len() as u64
             {
                 break; // (a pending Sample event alone does not keep the run alive)
+            }
+            if self.events.processed.is_multiple_of(CANCEL_CHECK_EVENTS) && opts.cancelled() {
+                return Err(RunError::Cancelled);
             }
             if opts.progress && self.events.processed & 0xFFFFF == 0 {
                 let wall = last_report.elapsed().as_secs_f64();

@@ -155,14 +155,18 @@ impl Workload {
                         }
                     }
                 }
-                Kind::FlowList { file, flows } => {
+                Kind::FlowList { file, flows, inline } => {
                     for f in flows {
                         if f.src >= env.hosts || f.dst >= env.hosts {
-                            let msg = format!(
-                                "{file} line {}: flow {} -> {} names a host that does not exist (hosts are 0..{})",
-                                f.line, f.src, f.dst, env.hosts
+                            let what = format!(
+                                "flow {} -> {} names a host that does not exist (hosts are 0..{})",
+                                f.src, f.dst, env.hosts
                             );
-                            return Err(c.err("path", msg));
+                            return Err(if *inline {
+                                c.err(&format!("flows[{}]", f.line), what)
+                            } else {
+                                c.err("path", format!("{file} line {}: {what}", f.line))
+                            });
                         }
                         ready.push_back(arrival(f.start, f.src, f.dst, f.size));
                     }
