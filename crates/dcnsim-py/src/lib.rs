@@ -21,14 +21,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 create_exception!(
-    _core,
+    dcnsim._core,
     SpecError,
     PyValueError,
     "A malformed or impossible spec. `field` is the dotted path of the offending key \
      (e.g. `workload[0].load`), `message` says what is wrong with it."
 );
 create_exception!(
-    _core,
+    dcnsim._core,
     SimulationError,
     PyRuntimeError,
     "A run that failed for a reason other than its spec: an internal invariant was violated \
