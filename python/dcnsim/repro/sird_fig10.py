@@ -3,34 +3,35 @@ messages to receivers 1-4 and can fill only a quarter of each downlink; then hos
 large message to one of them. Without informed overcommitment (SThr = inf) each receiver strands
 1 BDP of its B = 1.5 BDP at host 0: ~30 Gb/s in total; with SThr = BDP/2, ~40 Gb/s."""
 
-import os
-import tempfile
-
 from ..sweep.spec import SweepSpec
-from .base import Repro
-from .common import table
+from .base import Check, Repro
+from .common import done, table
 
 SENDER_JOINS_US = 100.0
 
 
 def build(quick: bool) -> SweepSpec:
-    path = os.path.join(tempfile.gettempdir(), "dcnsim-sird-fig10-flows.csv")
-    with open(path, "w") as fh:
-        fh.write("src,dst,size_bytes,start_us\n")
-        for r in range(1, 5):
-            fh.write(f"0,{r},{10**9},0\n")
-        for r in range(1, 5):
-            fh.write(f"{4 + r},{r},{2 * 10**9},{SENDER_JOINS_US}\n")
+    flows = [[0, r, 10**9, 0.0] for r in range(1, 5)] + [[4 + r, r, 2 * 10**9, SENDER_JOINS_US] for r in range(1, 5)]
     base = {
         "seed": 1, "duration_us": 3000.0 if quick else 10000.0, "measure": {"warmup_us": 1000.0},
         "topology": {"kind": "single_switch", "hosts": 9, "host_rate_gbps": 10.0, "host_delay_us": 2.0},
         "queue": {"priorities": 2},
         "routing": {"load_balancing": "ecmp"},
         "transport": {"protocol": "sird"},
-        "workload": [{"kind": "flow_list", "path": path}],
+        "workload": [{"kind": "flow_list", "flows": flows}],
         "metrics": {"sample_interval_us": 20.0},
     }
     return SweepSpec(base=base, axes={"transport.sthr_bdp": [0.5, 1e9]}, name="sird-fig10")
+
+
+def _goodput(df, sthr):
+    return done(df, **{"transport.sthr_bdp": sthr})["goodput_gbps"].iloc[0]
+
+
+CHECKS = [
+    Check("aggregate goodput, SThr = BDP/2 (Gb/s)", 40.0, 3.0, lambda df, out: _goodput(df, 0.5)),
+    Check("aggregate goodput, SThr = inf (Gb/s)", 30.0, 5.0, lambda df, out: _goodput(df, 1e9)),
+]
 
 
 def report(df, out: str) -> str:
@@ -61,4 +62,4 @@ def report(df, out: str) -> str:
             + f"\nwrote {out}/sird_fig10.png")
 
 
-REPRO = Repro("sird-fig10", "SIRD informed overcommitment, congested sender", "SIRD Fig. 10", build, report)
+REPRO = Repro("sird-fig10", "SIRD informed overcommitment, congested sender", "SIRD Fig. 10", build, report, CHECKS)
