@@ -140,6 +140,7 @@ def _plot(args) -> int:
                          + ", ".join(f"{n} {s}" for s, n in df["status"].value_counts().items()) + ")")
     _need_columns(df, [args.by], "--by")
     _need_columns(df, args.label or [], "--label")
+    done = done.assign(**{args.by: done[args.by].map(plots._hashable)})  # a zipped axis holds lists
     if args.kind == "slowdown":
         data = plots.slowdown_by_group(done, args.out, by=args.by)
     elif args.kind == "queue-goodput":
@@ -166,7 +167,7 @@ def _plot(args) -> int:
         else:
             windows = {labels[k]: load_summary(args.dir, k)["window_ps"] for k in done["key"]}
             data = plots.sorted_throughput(flows, windows, args.out)
-        print(f"wrote {args.out} ({len(data)} points, {data['label'].nunique()} curves, one per run)")
+        print(f"wrote {args.out} ({len(data)} points, {len(flows)} curves, one per run)")
         return 0
     print(f"wrote {args.out} ({len(data)} points)")
     return 0

@@ -88,6 +88,13 @@ def _plt():
     return _Figures
 
 
+def _note(text: str, width: int = 80) -> str:
+    """A figure note wrapped to fit above the axes."""
+    import textwrap
+
+    return textwrap.fill(text, width)
+
+
 def _done(df):
     return df[df["status"] == "done"]
 
@@ -177,7 +184,7 @@ def slowdown_by_group(df, path, by: str = "protocol"):
     axes[0].set_ylabel("slowdown")
     axes[1].legend(title=by, fontsize=8)
     spans = {g: long[long["group"] == g]["label"].iloc[0] for g in groups}
-    fig.suptitle(_aggregation_note(done, by), fontsize=8)
+    fig.suptitle(_note(_aggregation_note(done, by), 120), fontsize=8)
     fig.text(0.5, 0.01, "   ".join(f"{g}: {spans[g]}" for g in groups), ha="center", fontsize=8)
     fig.tight_layout(rect=(0, 0.05, 1, 0.95))
     _figure(path, fig, layout=False)
@@ -191,17 +198,21 @@ def queue_vs_goodput(df, path, by: str = "protocol", tier: str = "edge", along=N
     (SIRD Fig. 5). Lines join the runs of one `by` value that differ only in the `along` axis
     (default: an axis whose name holds "load", else the first varying one), so runs of other seeds
     or settings are never joined into one zig-zag. Returns the data drawn (one row per run)."""
+    import pandas as pd
+
     plt = _plt()
     done = _done(df).copy()
     col = f"max_switch_bytes_{tier}" if f"max_switch_bytes_{tier}" in done else "max_switch_bytes"
     rest = varying(done, within=by)
     if along is None:
-        along = next((a for a in rest if "load" in a), rest[0] if rest else None)
+        numeric = [a for a in rest if pd.api.types.is_numeric_dtype(done[a])]
+        along = next((a for a in numeric if "load" in a), numeric[0] if numeric else None)
     lines = [a for a in rest if a != along]
     keep = ["key", by] + ([along] if along else []) + lines
     data = done[keep + ["goodput_gbps", col]].rename(columns={col: "max_queue_bytes"})
-    data["line"] = data[lines].apply(lambda r: ", ".join(f"{a}={_short(done, a, r[a])}" for a in lines), axis=1) \
-        if lines else ""
+    for a in lines:  # tables and lists (zipped axes) as short, sortable names
+        data[a] = data[a].map(lambda v, a=a: _short(done, a, v))
+    data["line"] = data[lines].apply(lambda r: ", ".join(f"{a}={r[a]}" for a in lines), axis=1) if lines else ""
     data = data.sort_values([by, "line", along or "goodput_gbps"])
     fig, ax = plt.subplots(figsize=(6, 4.2))
     colors = {}
@@ -217,7 +228,7 @@ def queue_vs_goodput(df, path, by: str = "protocol", tier: str = "edge", along=N
         note += f"; lines along {along}"
     if lines:
         note += f", one per {by} x {', '.join(lines)}"
-    ax.set_title(note, fontsize=8)
+    ax.set_title(_note(note), fontsize=8)
     _figure(path, fig)
     return data.reset_index(drop=True)
 
@@ -281,8 +292,8 @@ def queue_by_tier(df, path, by: str = "protocol"):
     fig, ax = plt.subplots(figsize=(6, 4.2))
     (data / 1e3).plot.bar(ax=ax)
     ax.set_ylabel("max switch queuing (KB)")
-    ax.set_title("one run per bar group" if (runs == 1).all()
-                 else f"each bar: max over the {runs.min()}-{runs.max()} runs of its {by}", fontsize=8)
+    ax.set_title(_note("one run per bar group" if (runs == 1).all()
+                       else f"each bar: max over the {runs.min()}-{runs.max()} runs of its {by}"), fontsize=8)
     _figure(path, fig)
     return data.reset_index()
 
@@ -305,7 +316,7 @@ def timeseries(ts, path, series: str = "host_rx_gbps", names=None, title: str = 
     shown = d["name"].nunique()
     what = "hosts" if series == "host_rx_gbps" else "switches"
     note = f"all {total} {what}" if shown == total else f"the {shown} busiest of {total} {what}"
-    ax.set_title(f"{title}: {note}" if title else note, fontsize=8)
+    ax.set_title(_note(f"{title}: {note}" if title else note), fontsize=8)
     ax.legend(fontsize=7)
     _figure(path, fig)
     return d.reset_index(drop=True)
