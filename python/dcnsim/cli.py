@@ -29,21 +29,26 @@ def format_summary(s: dict) -> str:
     sd = s["slowdown"]
     rows = [
         ("run", f"{s.get('name') or '-'}  ({s['protocol']}, seed {s['seed']}, dcnsim {s['version']})"),
-        ("hosts", f"{s['hosts']} x {_fmt(s['host_rate_gbps'])} Gb/s, base RTT {s['base_rtt_ps'] / 1e6:.2f} us, BDP {_fmt(s['bdp_bytes'])} B"),
+        ("hosts", f"{s['hosts']} x {_fmt(s['host_rate_gbps'])} Gb/s, base RTT {s['base_rtt_ps'] / 1e6:.2f} us, "
+                  f"BDP {_fmt(s['bdp_bytes'])} B"),
         ("simulated", f"{s['sim_end_ps'] / 1e9:.3f} ms (window from {s['window_start_ps'] / 1e9:.3f} ms)"),
-        ("flows", f"{_fmt(f['started'])} started, {_fmt(f['finished'])} finished, {_fmt(f['counted_finished'])} counted"),
+        ("flows", f"{_fmt(f['started'])} started, {_fmt(f['finished'])} finished, "
+                  f"{_fmt(f['counted_finished'])} counted"),
         ("goodput", f"{_fmt(s['goodput_gbps'])} Gb/s total, {_fmt(s['goodput_per_host_gbps'])} Gb/s per host "
                     f"({_fmt(s['goodput_normalized'])} of capacity; offered {_fmt(s['offered_load_gbps'])} Gb/s)"),
-        ("slowdown", f"median {_fmt(sd['median'])}, p99 {_fmt(sd['p99'])}, mean {_fmt(sd['mean'])} over {_fmt(sd['count'])} flows"),
+        ("slowdown", f"median {_fmt(sd['median'])}, p99 {_fmt(sd['p99'])}, mean {_fmt(sd['mean'])} "
+                     f"over {_fmt(sd['count'])} flows"),
     ]
     for g in s["slowdown_by_size"]:
-        rows.append((f"  {g['group']} {g['label']}", f"median {_fmt(g['median'])}, p99 {_fmt(g['p99'])} ({_fmt(g['count'])} flows)"))
+        rows.append((f"  {g['group']} {g['label']}",
+                     f"median {_fmt(g['median'])}, p99 {_fmt(g['p99'])} ({_fmt(g['count'])} flows)"))
     rows += [
         ("max switch queue", f"{_fmt(q['max_switch_bytes'])} B (by tier: "
                              + ", ".join(f"{k} {_fmt(v)}" for k, v in q["max_switch_bytes_by_tier"].items()) + ")"),
         ("drops / marks / trims", f"{_fmt(q['drops'])} / {_fmt(q['ecn_marks'])} / {_fmt(q['trims'])}"),
         ("transport", ", ".join(f"{k} {_fmt(v)}" for k, v in s["transport"].items()) or "-"),
-        ("events", f"{_fmt(s['events'])} in {s['wall_time_s']:.2f} s wall ({s['events_per_sec'] / 1e6:.2f} M events/s)"),
+        ("events", f"{_fmt(s['events'])} in {s['wall_time_s']:.2f} s wall "
+                   f"({s['events_per_sec'] / 1e6:.2f} M events/s)"),
     ]
     w = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{w}}  {v}" for k, v in rows)
@@ -86,9 +91,11 @@ def _run(spec_path, out, quiet: bool, sets, csv: bool = False) -> int:
     result.save(out, csv=csv)
     if not quiet:
         print(format_summary(result.summary))
-        extra = "".join(f", {name}.parquet" for name in ("timeseries", "trace", "flow_state") if len(getattr(result, name)))
+        optional = ("timeseries", "trace", "flow_state")
+        extra = "".join(f", {name}.parquet" for name in optional if len(getattr(result, name)))
         extra += ", flows.csv" if csv else ""
-        print(f"\nwrote {Path(out) / 'flows.parquet'}, queues.parquet, switches.parquet{extra}, summary.json, slowdown.png")
+        first = Path(out) / "flows.parquet"
+        print(f"\nwrote {first}, queues.parquet, switches.parquet{extra}, summary.json, slowdown.png")
     return 0
 
 

@@ -70,13 +70,14 @@ class Result:
               window_bytes (payload delivered inside the measurement window), and the times again
               in microseconds: start_us, end_us, fct_us, ideal_fct_us (floats, NaN if unfinished)
     queues    one row per egress port: node, peer, role, tier, rate_gbps, max_bytes, mean_bytes,
-              drops, ecn_marks, trims, bounces, tx_bytes, tx_packets, utilization
+              drops (by the queue), losses (by a lossy link, at its far end), ecn_marks, trims, bounces,
+              tx_bytes, tx_packets, utilization
     switches  one row per switch: occupancy summed over its ports (max_bytes, mean_bytes), drops, marks
     timeseries  with metrics.sample_interval_us: time_ps, series ("switch_queue_bytes" per switch,
               "host_rx_gbps" per host over the last interval), name, value
     trace     with a [trace] table: every hop of every packet of the traced flows: time_ps,
               flow_id, kind, seq, ack, size_bytes, node, port_id, event (enqueue, drop, mark, trim,
-              bounce, tx_start, arrive, deliver), queue_bytes (waiting at the port, this packet
+              bounce, tx_start, arrive, deliver, lose), queue_bytes (waiting at the port, this packet
               not counted), priority_class
     flow_state  with a [trace] table: the traced flows' control state over time: time_ps,
               flow_id, variable (e.g. cwnd_bytes), value
@@ -87,7 +88,8 @@ class Result:
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict,
                  timeseries: pd.DataFrame = None, trace: pd.DataFrame = None, flow_state: pd.DataFrame = None):
         self.flows = flows
-        self.timeseries = timeseries if timeseries is not None else pd.DataFrame(columns=["time_ps", "series", "name", "value"])
+        self.timeseries = (timeseries if timeseries is not None
+                           else pd.DataFrame(columns=["time_ps", "series", "name", "value"]))
         self.trace = trace if trace is not None else pd.DataFrame(columns=TRACE_COLUMNS)
         self.flow_state = flow_state if flow_state is not None else pd.DataFrame(columns=FLOW_STATE_COLUMNS)
         self.queues = queues
@@ -112,7 +114,8 @@ class Result:
 
     def provenance(self) -> dict:
         s = self.summary
-        return {"spec": self.spec, "seed": s["seed"], "version": s["version"], "wall_time_s": s["wall_time_s"], "events": s["events"]}
+        return {"spec": self.spec, "seed": s["seed"], "version": s["version"], "wall_time_s": s["wall_time_s"],
+                "events": s["events"]}
 
     def _write_parquet(self, df: pd.DataFrame, path: Path) -> None:
         import pyarrow as pa

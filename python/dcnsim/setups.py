@@ -47,7 +47,7 @@ _SETUPS = [
           }),
     Setup("dctcp-ndp-paper", "DCTCP as the NDP paper runs it: 9 KB packets, 200-packet queues, ECN marking at "
           "K = 30 packets, per-flow ECMP, initial window 10 packets", {
-              "transport": {"protocol": "dctcp", "init_cwnd_packets": 10},
+              "transport": {"protocol": "dctcp", "initial_window_packets": 10},
               "queue": {"limit_packets": 200, "ecn": "step", "ecn_k_packets": 30},
               "routing": {"load_balancing": "ecmp"},
               "net": {"mtu_bytes": 9000, "header_bytes": 64},
@@ -70,7 +70,7 @@ _SETUPS = [
     Setup("dctcp-sird-paper", "DCTCP as the SIRD paper runs it (Table 2): initial window 1 BDP (66 packets), "
           "g = 0.08, ECN step marking at 1.25 BDP on every switch port, per-flow ECMP, 200 us minimum RTO, "
           "1538 B frames", {
-              "transport": {"protocol": "dctcp", "g": 0.08, "init_cwnd_packets": 66, "min_rto_us": 200.0},
+              "transport": {"protocol": "dctcp", "g": 0.08, "initial_window_packets": 66, "min_rto_us": 200.0},
               "queue": {"ecn": "step", "ecn_k_bytes": int(1.25 * SIRD_PAPER_BDP)},
               "routing": {"load_balancing": "ecmp"},
               "net": dict(SIRD_PAPER_NET),

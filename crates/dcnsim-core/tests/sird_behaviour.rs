@@ -233,7 +233,7 @@ fn sird_queues_less_than_dctcp_at_the_same_load() {
          [routing]\nload_balancing = \"spray\"\n[transport]\nprotocol = \"sird\"\n{wl}")));
     let dctcp = run_checked(&spec(&format!(
         "seed = 1\nduration_us = 2000.0\nstop_when_done = false\n[measure]\nwarmup_us = 300.0\n[topology]\n{topo}\n[queue]\necn = \"step\"\n\
-         ecn_k_bytes = 114000\n[transport]\nprotocol = \"dctcp\"\ng = 0.08\ninit_cwnd_packets = 64\n{wl}")));
+         ecn_k_bytes = 114000\n[transport]\nprotocol = \"dctcp\"\ng = 0.08\ninitial_window_packets = 64\n{wl}")));
     let q = |o: &RunOutput| o.summary["queues"]["max_switch_bytes"].as_u64().unwrap();
     let g = |o: &RunOutput| o.summary["goodput_gbps"].as_f64().unwrap();
     let p99 = |o: &RunOutput| o.summary["slowdown"]["p99"].as_f64().unwrap();

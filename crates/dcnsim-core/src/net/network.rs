@@ -8,6 +8,10 @@
 //!
 //! With a `[trace]` table, `tracer` records what happens to the traced flows' packets; without
 //! one, each hook is a test of an empty `Option` that the branch predictor always gets right.
+//!
+//! A lossy link (`loss_probability` > 0) loses each packet at its far end with that probability,
+//! drawn from its own random stream: lossless runs draw nothing, so their results do not depend
+//! on whether loss exists.
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
@@ -43,6 +47,8 @@ pub struct Network {
     rng: Rng,
     /// Records the traced flows' packets, when the run traces any.
     pub tracer: Option<Box<PacketTrace>>,
+    /// Random link loss draws only (kept apart so lossless runs never touch it).
+    loss_rng: Rng,
 }
 
 impl Network {
@@ -60,7 +66,7 @@ impl Network {
         let cfgs = vec![queues.nic.clone(), queues.to_host.clone(), queues.fabric.clone()];
         let mut ports = Vec::with_capacity(g.links.len() * 2);
         let mut ports_of: Vec<Vec<PortId>> = vec![Vec::new(); nodes as usize];
-        let mut add = |from: NodeId, to: NodeId, rate: Rate, link: &crate::topology::Link| {
+        let mut add = |from: NodeId, to: NodeId, rate: Rate, loss: f64, link: &crate::topology::Link| {
             let role = if from < hosts {
                 PortRole::HostNic
             } else if to < hosts {
@@ -75,6 +81,7 @@ impl Network {
             if role == PortRole::HostNic {
                 port.pace = nic_pacing.filter(|p| p.bps() < rate.bps());
             }
+            port.loss = loss;
             ports.push(port);
             ports_of[from as usize].push(id);
         };
@@ -82,8 +89,11 @@ impl Network {
             if l.a >= nodes || l.b >= nodes || l.a == l.b {
                 return Err(format!("link {}-{} does not join two distinct nodes", l.a, l.b));
             }
-            add(l.a, l.b, l.rate_ab, l);
-            add(l.b, l.a, l.rate_ba, l);
+            if !((0.0..1.0).contains(&l.loss_ab) && (0.0..1.0).contains(&l.loss_ba)) {
+                return Err(format!("link {}-{} has a loss probability outside [0, 1)", l.a, l.b));
+            }
+            add(l.a, l.b, l.rate_ab, l.loss_ab, l);
+            add(l.b, l.a, l.rate_ba, l.loss_ba, l);
         }
         let routes = Routes::build(hosts, nodes, &ports, &ports_of, seed)?;
         let mut node_names: Vec<String> = (0..hosts).map(|h| format!("host{h}")).collect();
@@ -102,6 +112,7 @@ impl Network {
             cfgs,
             rng: Rng::for_component(seed, "network"),
             tracer: None,
+            loss_rng: Rng::for_component(seed, "link-loss"),
         })
     }
 
@@ -327,9 +338,10 @@ impl Network {
         }
     }
 
-    /// The head of the port's pipe reached the far end. Returns the packet and the node it reached.
+    /// The head of the port's pipe reached the far end. Returns the packet and the node it
+    /// reached, or `None` if a lossy link lost it there (counted as a loss of this port).
     #[inline]
-    pub fn on_link_arrival(&mut self, port: PortId, now: Time, ev: &mut EventQueue) -> (PacketId, NodeId) {
+    pub fn on_link_arrival(&mut self, port: PortId, now: Time, ev: &mut EventQueue) -> Option<(PacketId, NodeId)> {
         let p = &mut self.ports[port as usize];
         let (t, pkt) = p.pipe_pop();
         debug_assert_eq!(t, now);
@@ -337,10 +349,19 @@ impl Network {
             ev.schedule(next, Event::LinkArrival(port));
         }
         let peer = p.peer;
+        // Draw only on lossy links: a lossless run's random streams are untouched.
+        if p.loss > 0.0 && self.loss_rng.bernoulli(p.loss) {
+            p.counters.losses += 1;
+            if self.tracer.is_some() {
+                self.trace_loss(now, pkt, port);
+            }
+            self.pool.release(pkt, Fate::Dropped);
+            return None;
+        }
         if self.tracer.is_some() {
             self.trace_arrival(now, pkt, port);
         }
-        (pkt, peer)
+        Some((pkt, peer))
     }
 
     // Tracing: out of line and cold, so that a run without a trace pays one test of `tracer` per
@@ -376,6 +397,17 @@ impl Network {
                 // The caller hands it to the host's transport now.
                 t.record(now, packet, p.peer, port, TraceEvent::Deliver, p.bytes, class);
             }
+        }
+    }
+
+    /// Records a packet lost by `port`'s link at its far end.
+    #[cold]
+    #[inline(never)]
+    fn trace_loss(&mut self, now: Time, pkt: PacketId, port: PortId) {
+        let (p, packet) = (&self.ports[port as usize], self.pool.get(pkt));
+        let class = p.class_of(packet.prio);
+        if let Some(t) = self.tracer.as_deref_mut() {
+            t.record(now, packet, p.peer, port, TraceEvent::Lose, p.bytes, class);
         }
     }
 

@@ -66,17 +66,17 @@
 //! RESEND (kind `Nack`) `seq` = first missing packet, `aux` = run length, `ack` = frontier;
 //! flag PROTO1 on data = csn.
 
-mod ranges;
 mod receiver;
 mod sender;
 
 use super::conns::ConnTable;
-use super::{Ctx, Framing, Protocol, SpecEnv, TransportEnv};
+use super::parts::ReceivedSet as Received;
+use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::engine::time::{from_us, Rate, Time};
+use crate::limits::MAX_RTO_US;
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
-use ranges::Received;
 use std::collections::{HashMap, VecDeque};
 
 const TIMER_PACER: u8 = 0;
@@ -196,7 +196,7 @@ impl SirdConfig {
             "[sird] pace credits at the receiver's link rate (section 4.5); false = send credit as soon as the buckets allow")?;
         let rto = s.f64_or("rto_us", 100.0, "us",
             "[sird] loss recovery: silence after which a receiver asks for missing packets and a sender probes (Homa-style timeouts)")?;
-        s.ensure(rto > 0.0 && rto <= 1e7, "rto_us", format!("must be in (0, 1e7] us, got {rto}"))?;
+        s.ensure(rto > 0.0 && rto <= MAX_RTO_US, "rto_us", format!("must be in (0, 1e7] us, got {rto}"))?;
         s.ensure(lb != LoadBalancing::Source, "protocol",
             "SIRD does not choose source routes: set routing.load_balancing = \"spray\" (the paper's packet spraying) or \"ecmp\"")?;
         Ok(SirdConfig {
@@ -592,6 +592,14 @@ impl Protocol for Sird {
     fn name(_cfg: &SirdConfig) -> &'static str {
         "sird"
     }
+    fn needs(cfg: &SirdConfig) -> Needs {
+        let purpose = "scheduled data below control packets and unscheduled data (section 4.6)";
+        let classes = match cfg.priorities {
+            true => vec![ClassUse { key: "priorities", class: 1, explicit: false, purpose }],
+            false => Vec::new(),
+        };
+        Needs { classes, ..Needs::default() }
+    }
     fn new(cfg: &SirdConfig, env: &TransportEnv) -> Sird {
         Sird::new(cfg, env)
     }
@@ -623,5 +631,17 @@ impl Protocol for Sird {
         out.push(("sender_credit_bytes", pair.credit as f64));
         out.push(("granted_packets", c.granted as f64));
         out.push(("sent_packets", c.next_new as f64));
+    }
+    /// The paper's setup (Table 2): two priority classes, ECN on core links at NThr = 1.25 BDP
+    /// (17 KB at the suite's 10 Gb/s), per-packet spraying. Messages up to UnschT = 1 BDP start
+    /// at line rate; larger ones wait for the first credit (one control round trip), then paced
+    /// credit keeps the link busy.
+    fn conformance(_name: &str) -> Conformance {
+        Conformance {
+            spec: "[queue]\npriorities = 2\n[queue.fabric]\necn = \"step\"\necn_k_bytes = 17000\n\
+                   [routing]\nload_balancing = \"spray\"\n",
+            lone_flow: LoneFlow::Handshake { exact_up_to_bdp: 1.0, max_extra_rtts: 1.0 },
+            exempt: &[],
+        }
     }
 }
