@@ -114,3 +114,23 @@ def test_inline_flow_lists_are_part_of_the_key():
     b = tiny(workload=[{"kind": "flow_list", "flows": [[0, 1, 2000, 0.0]]}])
     assert run_key(a) != run_key(b)
     assert list(dcnsim.run(b).flows["size_bytes"]) == [2000]
+
+
+def test_a_sweep_waits_for_a_run_held_elsewhere_and_takes_it_over_when_the_owner_dies(tmp_path):
+    import socket
+    import threading
+
+    spec = tiny(seed=5)
+    key = run_key(spec)
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    store = Store(tmp_path)
+    (store.runs / f"{key}.claim").write_text(json.dumps({"host": socket.gethostname(), "pid": owner.pid, "since": 0}))
+
+    def die():
+        owner.kill()
+        owner.wait()
+
+    threading.Timer(1.0, die).start()
+    df = run_sweep(SweepSpec(base=spec, axes={"seed": [5, 6]}), tmp_path, workers=1, quiet=True)
+    assert (df["status"] == "done").all() and owner.poll() is not None
+    assert sorted(store.executed()) == sorted(df["key"]), "each run simulated once, the orphan by this sweep"

@@ -76,6 +76,7 @@ def _wait_for_others(store: Store, busy: List[str], progress: Progress) -> List[
     died meanwhile (to run here)."""
     orphans: List[str] = []
     waiting = list(busy)
+    since = time.time() - 1.0  # a failure recorded after this is the other sweep's attempt
     while waiting:
         still = []
         for k in waiting:
@@ -83,7 +84,7 @@ def _wait_for_others(store: Store, busy: List[str], progress: Progress) -> List[
                 progress.finish({"key": k, "status": "done"}, elsewhere=True)
             elif store.claimed(k):
                 still.append(k)
-            elif store.failure(k):
+            elif store.failure(k) and store.failure_time(k) >= since:
                 progress.finish({"key": k, "status": "failed", **store.failure(k)}, elsewhere=True)
             else:
                 progress.waiting -= 1

@@ -121,6 +121,12 @@ class Store:
         except (OSError, ValueError):
             return None
 
+    def failure_time(self, key: str) -> float:
+        try:
+            return (self.runs / f"{key}.failed").stat().st_mtime
+        except OSError:
+            return 0.0
+
     def record_failure(self, key: str, e: BaseException) -> dict:
         info = {"error": type(e).__name__, "message": str(e), "field": getattr(e, "field", None)}
         tmp = self.runs / f".{key}.failed.{os.getpid()}"
