@@ -92,3 +92,35 @@ def test_a_panic_inside_a_run_is_recorded_and_the_sweep_goes_on(tmp_path, monkey
     monkeypatch.setattr(_core, "run", real)
     again = run_sweep(SweepSpec(base=tiny(1), axes={"seed": [1, 2, 3]}), tmp_path / "out", workers=workers, quiet=True)
     assert (again["status"] == "done").all()
+
+
+def test_ctrl_c_stops_a_local_sweep_and_its_workers(tmp_path):
+    import json
+    import os
+    import time
+
+    (tmp_path / "base.json").write_text(json.dumps(LONG))
+    code = textwrap.dedent(f"""
+        import json
+        from dcnsim.sweep import SweepSpec, run_sweep
+        base = json.load(open({str(tmp_path / "base.json")!r}))
+        sweep = SweepSpec(base=base, axes={{"seed": [1, 2, 3]}})
+        try:
+            run_sweep(sweep, {str(tmp_path / "out")!r}, workers=2, quiet=True)
+            print("finished")
+        except KeyboardInterrupt:
+            print("interrupted")
+    """)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    runs = tmp_path / "out" / "runs"
+    deadline = time.time() + 30
+    while time.time() < deadline and not (runs.exists() and list(runs.glob("*.claim"))):
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the sweep and its workers
+    try:
+        out, _ = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        pytest.fail("the sweep ignored Ctrl-C")
+    assert out.strip() == "interrupted"
+    assert not list(runs.glob("*.claim")) and not [d for d in runs.iterdir() if (d / "DONE").exists()]

@@ -32,12 +32,17 @@ def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[
             futures[pool.submit(execute, root, key, spec)] = key
             if on_start:
                 on_start(key)
-        for f in as_completed(futures):
-            try:
-                r = f.result()
-            except Exception as e:  # BrokenProcessPool, or a result that could not be sent back
-                r = _lost(root, futures[f], e)
-            on_done(r)
+        try:
+            for f in as_completed(futures):
+                try:
+                    r = f.result()
+                except Exception as e:  # BrokenProcessPool, or a result that could not be sent back
+                    r = _lost(root, futures[f], e)
+                on_done(r)
+        except KeyboardInterrupt:
+            # Ctrl-C reached the workers too (one process group): their runs stop; drop what is queued.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def run_ray(root: str, tasks: list, address: Optional[str], on_done: Callable[[dict], None], on_start=None) -> None:

@@ -6,6 +6,7 @@ DIR/
   runs/<key>.failed     a failed run: error type and message (JSON); retried on the next attempt
   runs/<key>.claim      a run being simulated: the owner's host and pid (JSON), touched every 30 s
   runs/.tmp-<key>-<pid> a run being written; renamed into place only when complete
+  .lock                 serializes updates of sweep.json
   executed.log          one line per simulation completed here (for audits and tests)
 
 A run counts as finished only when its directory exists with DONE inside; the directory appears by
@@ -22,6 +23,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
 import socket
@@ -246,12 +248,19 @@ class Store:
         return [line.split()[0] for line in p.read_text().splitlines()] if p.exists() else []
 
 
+# Set in a worker process once Ctrl-C reached it: tasks already queued to it then end at once.
+_interrupted_worker = False
+
+
 def execute(root: str, key: str, spec: dict) -> dict:
     """Simulates one run into the store. Runs in a worker process or a Ray task. Never raises
     (except on Ctrl-C): any failure, a panic in the core included, is recorded and reported.
     Returns status "done", "failed", or "busy" when another live sweep is simulating the run."""
+    global _interrupted_worker
     from ..spec import run
 
+    if _interrupted_worker:
+        raise KeyboardInterrupt
     store = Store(root)
     if store.is_done(key):
         return {"key": key, "status": "done", "cached": True}
@@ -275,6 +284,7 @@ def execute(root: str, key: str, spec: dict) -> dict:
         return {"key": key, "status": "done", "cached": False}
     except (KeyboardInterrupt, SystemExit):
         shutil.rmtree(tmp, ignore_errors=True)
+        _interrupted_worker = multiprocessing.parent_process() is not None
         raise
     except BaseException as e:  # record any failure (a panic in the core too); the sweep goes on
         shutil.rmtree(tmp, ignore_errors=True)
