@@ -17,7 +17,6 @@ const ALLOWED: &[(&str, &str, usize)] = &[
     ("crates/dcnsim-core/src/metrics/summary.rs", "collect", 206),
     ("crates/dcnsim-core/src/net/queue.rs", "read", 116),
     ("crates/dcnsim-core/src/scenario/spec.rs", "read", 142),
-    ("crates/dcnsim-core/src/transport/sird/mod.rs", "read", 86),
     ("crates/dcnsim-core/src/workload/generators.rs", "build", 115),
 ];
 
