@@ -10,12 +10,9 @@ accumulates and csn never fires (the third pair of rows). Round-robin receivers 
 in turn whatever the sizes, which shows the effect without relying on the size order (the second
 pair of rows)."""
 
-import os
-import tempfile
-
 from ..sweep.spec import SweepSpec
-from .base import Repro
-from .common import table
+from .base import Check, Repro
+from .common import done, table
 
 SENDER_JOINS_US = 100.0
 LINK_GBPS = 10.0
@@ -28,14 +25,9 @@ VARIANTS = [
 
 
 def _flows(first: int, second: int) -> list:
-    path = os.path.join(tempfile.gettempdir(), f"dcnsim-sird-fig10-flows-{first}-{second}.csv")
-    with open(path, "w") as fh:
-        fh.write("src,dst,size_bytes,start_us\n")
-        for r in range(1, 5):
-            fh.write(f"0,{r},{first},0\n")
-        for r in range(1, 5):
-            fh.write(f"{4 + r},{r},{second},{SENDER_JOINS_US}\n")
-    return [{"kind": "flow_list", "path": path}]
+    """Host 0's messages to receivers 1-4, then one message from each of hosts 5-8 (inline rows)."""
+    rows = [[0, r, first, 0.0] for r in range(1, 5)] + [[4 + r, r, second, SENDER_JOINS_US] for r in range(1, 5)]
+    return [{"kind": "flow_list", "flows": rows}]
 
 
 def build(quick: bool) -> SweepSpec:
@@ -54,11 +46,24 @@ def build(quick: bool) -> SweepSpec:
 
 
 def _variant_label(policy: str, workload: list) -> str:
-    path = workload[0]["path"]
+    rows = workload[0]["flows"]
     for p, first, second, label in VARIANTS:
-        if p == policy and path.endswith(f"-{first}-{second}.csv"):
+        if p == policy and (rows[0][2], rows[-1][2]) == (first, second):
             return label
     return policy
+
+
+def _goodput(df, sthr):
+    """Aggregate goodput of the paper's variant (SRPT receivers, host 0's messages shorter)."""
+    d = done(df, **{"transport.sthr_bdp": sthr})
+    paper = [_variant_label(*v) == VARIANTS[0][3] for v in d["transport.receiver_policy,workload"]]
+    return d[paper]["goodput_gbps"].iloc[0]
+
+
+CHECKS = [
+    Check("aggregate goodput, SThr = BDP/2 (Gb/s)", 40.0, 3.0, lambda df, out: _goodput(df, 0.5)),
+    Check("aggregate goodput, SThr = inf (Gb/s)", 30.0, 5.0, lambda df, out: _goodput(df, 1e9)),
+]
 
 
 def report(df, out: str) -> str:
@@ -70,11 +75,12 @@ def report(df, out: str) -> str:
 
     rows = []
     fig, ax = _plt().subplots(figsize=(6.5, 4.0))
-    done = df[df["status"] == "done"].copy()
-    done["variant"] = [_variant_label(*v) for v in done["transport.receiver_policy,workload"]]
+    finished = df[df["status"] == "done"].copy()
+    finished["variant"] = [_variant_label(*v) for v in finished["transport.receiver_policy,workload"]]
     order = {label: i for i, (*_, label) in enumerate(VARIANTS)}
-    done = done.sort_values(["variant", "transport.sthr_bdp"], key=lambda c: c.map(order) if c.name == "variant" else c)
-    for _, r in done.iterrows():
+    finished = finished.sort_values(["variant", "transport.sthr_bdp"],
+                                    key=lambda c: c.map(order) if c.name == "variant" else c)
+    for _, r in finished.iterrows():
         s = load_summary(out, r["key"])
         inf = r["transport.sthr_bdp"] > 1e6
         sthr = "SThr = inf" if inf else f"SThr = {r['transport.sthr_bdp']} BDP"
@@ -99,4 +105,4 @@ def report(df, out: str) -> str:
             + f"\nwrote {out}/sird_fig10.png")
 
 
-REPRO = Repro("sird-fig10", "SIRD informed overcommitment, congested sender", "SIRD Fig. 10", build, report)
+REPRO = Repro("sird-fig10", "SIRD informed overcommitment, congested sender", "SIRD Fig. 10", build, report, CHECKS)
