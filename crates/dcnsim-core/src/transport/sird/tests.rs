@@ -66,17 +66,7 @@ fn assert_settled_flows(tb: &Testbed<Sird>, n: usize) {
 /// Packets of every kind for flows `0..=n` (flow n does not exist), both ways between the flow's
 /// hosts: copies of real packets, stale feedback, and values no real packet carries.
 fn strays(n: u32, flows: &[FlowSpec], bdp: u64) -> Vec<Packet> {
-    let kinds = [
-        PacketKind::Data,
-        PacketKind::Ack,
-        PacketKind::Nack,
-        PacketKind::Pull,
-        PacketKind::Credit,
-        PacketKind::CreditRequest,
-        PacketKind::Header,
-        PacketKind::Bounced,
-        PacketKind::Control,
-    ];
+    let kinds = PacketKind::ALL;
     let mut out = Vec::new();
     for f in 0..=n {
         let (src, dst, size) = flows.get(f as usize).map(|f| (f.0, f.1, f.2)).unwrap_or((2, 3, 5000));
