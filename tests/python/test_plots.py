@@ -13,24 +13,29 @@ def sweep_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("plots")
     base = {
         "seed": 1, "duration_us": 3000.0, "measure": {"warmup_us": 300.0},
-        "topology": {"kind": "leaf_spine", "racks": 2, "hosts_per_rack": 4, "spines": 2, "host_rate_gbps": 10.0, "core_rate_gbps": 20.0},
+        "topology": {"kind": "leaf_spine", "racks": 2, "hosts_per_rack": 4, "spines": 2, "host_rate_gbps": 10.0,
+                     "core_rate_gbps": 20.0},
         "queue": {"limit_packets": 100, "ecn": "step", "ecn_k_packets": 20},
         "transport": {"protocol": "dctcp"},
         "workload": [{"kind": "poisson", "load": 0.5, "cdf": "fb_hadoop"}],
     }
     # NewReno's packets are not ECN-capable, so the same marking queues simply never mark them.
-    df = run_sweep(SweepSpec(base=base, axes={"transport.protocol": ["dctcp", "newreno"], "workload[0].load": [0.3, 0.6]}),
-                   out, workers=2, quiet=True)
+    axes = {"transport.protocol": ["dctcp", "newreno"], "workload[0].load": [0.3, 0.6]}
+    df = run_sweep(SweepSpec(base=base, axes=axes), out, workers=2, quiet=True)
     return out, df
 
 
-def test_slowdown_by_group(sweep_dir, tmp_path):
+def test_slowdown_by_group_says_what_it_averages(sweep_dir, tmp_path):
     out, df = sweep_dir
     data = plots.slowdown_by_group(df, tmp_path / "s.png")
     assert (tmp_path / "s.png").stat().st_size > 0 and (tmp_path / "s.pdf").stat().st_size > 0
     sub = df[df["protocol"] == "dctcp"]
     row = data[(data["protocol"] == "dctcp") & (data["group"] == "B")].iloc[0]
     assert np.isclose(row["median"], sub["slowdown_B_median"].mean())
+    assert (row["median_min"], row["median_max"]) == (sub["slowdown_B_median"].min(), sub["slowdown_B_median"].max())
+    assert row["median_n"] == 2
+    assert plots._aggregation_note(df, "protocol") == \
+        "each point: mean over 2 runs (varying: workload[0].load); bars: min to max"
 
 
 def test_queue_vs_goodput(sweep_dir, tmp_path):
@@ -41,11 +46,34 @@ def test_queue_vs_goodput(sweep_dir, tmp_path):
     assert (merged["max_queue_bytes"] == merged["max_switch_bytes_edge"]).all()
 
 
+def test_queue_vs_goodput_joins_only_runs_that_differ_in_load(tmp_path):
+    rows = [{"key": f"k{p}{load}{seed}", "status": "done", "protocol": p, "workload[0].load": load, "seed": seed,
+             "goodput_gbps": 10 * load + seed, "max_switch_bytes": 1000 * seed + load}
+            for p in ("a", "b") for load in (0.3, 0.6, 0.9) for seed in (1, 2)]
+    df = pd.DataFrame(rows)
+    df.attrs["axes"] = ["protocol", "workload[0].load", "seed"]
+    data = plots.queue_vs_goodput(df, tmp_path / "q.png")
+    assert len(data) == 12, "every run is a point"
+    lines = data.groupby(["protocol", "line"])
+    assert len(lines) == 4
+    for _, line in lines:
+        assert line["seed"].nunique() == 1 and list(line["workload[0].load"]) == [0.3, 0.6, 0.9]
+
+
+def test_run_labels_are_unique_per_run():
+    df = pd.DataFrame([{"key": f"key{i}", "protocol": "ndp", "seed": 1, "x": [1, i % 2]} for i in range(3)])
+    df.attrs["axes"] = ["seed", "x"]
+    labels = plots.run_labels(df)
+    assert len(set(labels.values())) == 3
+    assert labels["key0"] == "ndp x=#0 [key0]" and labels["key1"] == "ndp x=#1"
+
+
 def test_queue_by_tier(sweep_dir, tmp_path):
     out, df = sweep_dir
     data = plots.queue_by_tier(df, tmp_path / "t.png")
     assert set(data["protocol"]) == {"dctcp", "newreno"}
-    assert data.set_index("protocol").loc["dctcp", "edge"] == df[df["protocol"] == "dctcp"]["max_switch_bytes_edge"].max()
+    assert (data.set_index("protocol").loc["dctcp", "edge"]
+            == df[df["protocol"] == "dctcp"]["max_switch_bytes_edge"].max())
 
 
 def test_fct_cdf_and_sorted_throughput(sweep_dir, tmp_path):
@@ -67,8 +95,8 @@ def test_cli_plot_and_repro_list(sweep_dir, tmp_path):
 
     out, _ = sweep_dir
     for kind in ["slowdown", "queue-goodput", "queue-tiers", "fct-cdf", "throughput"]:
-        p = subprocess.run([sys.executable, "-m", "dcnsim", "plot", kind, str(out), "--out", str(tmp_path / f"{kind}.png")],
-                           capture_output=True, text=True)
+        p = subprocess.run([sys.executable, "-m", "dcnsim", "plot", kind, str(out),
+                            "--out", str(tmp_path / f"{kind}.png")], capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
         assert (tmp_path / f"{kind}.png").exists()
     p = subprocess.run([sys.executable, "-m", "dcnsim", "repro", "list"], capture_output=True, text=True)
@@ -90,3 +118,18 @@ def test_timeseries_plot(tmp_path):
     assert set(data["name"]) == {"host0", "host1"} and len(data) == 2 * 40
     # A permutation of long flows: after the first RTTs every host receives near line rate.
     assert data[data["time_ps"] > 500_000_000]["value"].min() > 8.0
+
+
+def test_cli_fct_cdf_draws_one_curve_per_run(sweep_dir, tmp_path, capsys):
+    from dcnsim.cli import main
+
+    out, df = sweep_dir
+    assert main(["plot", "fct-cdf", str(out), "--out", str(tmp_path / "c.png")]) == 0
+    assert "4 curves, one per run" in capsys.readouterr().out
+    labels = plots.run_labels(df)
+    assert len(set(labels.values())) == len(df) == 4
+    expected = [f"{p} workload[0].load={x:g}" for p in ("dctcp", "newreno") for x in (0.3, 0.6)]
+    assert sorted(labels.values()) == sorted(expected)
+    # With --label naming a column that does not tell the runs apart, runs still get their own curve.
+    assert main(["plot", "throughput", str(out), "--out", str(tmp_path / "d.png"), "--label", "protocol"]) == 0
+    assert "4 curves, one per run" in capsys.readouterr().out

@@ -10,7 +10,7 @@ import pytest
 import dcnsim
 from dcnsim.result import FLOW_STATE_COLUMNS, TRACE_COLUMNS
 
-EVENTS = {"enqueue", "drop", "mark", "trim", "bounce", "tx_start", "arrive", "deliver"}
+EVENTS = {"enqueue", "drop", "mark", "trim", "bounce", "tx_start", "arrive", "deliver", "lose"}
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ fn bases() -> Vec<Value> {
         "topology": {"kind": "leaf_spine", "racks": 2, "hosts_per_rack": 3, "spines": 2, "host_rate_gbps": 10.0, "core_rate_gbps": 20.0},
         "queue": {"limit_packets": 50, "ecn": "step", "ecn_k_packets": 10, "priorities": 2},
         "routing": {"load_balancing": "ecmp"},
-        "transport": {"protocol": "dctcp", "g": 0.0625, "init_cwnd_packets": 10},
+        "transport": {"protocol": "dctcp", "g": 0.0625, "initial_window_packets": 10},
         "metrics": {"sample_interval_us": 50.0},
         "workload": [{"kind": "poisson", "load": 0.5, "cdf": "fb_hadoop"},
                      {"kind": "incast", "senders": 3, "size_bytes": 20000, "at_us": 10.0}]

@@ -63,7 +63,7 @@ fn lone_dctcp(size: u64, trace: &str) -> RunOutput {
     let f = flow_file(&format!("trace-lone-{size}-{:x}", trace.len()), &[(0, 3, size, 3.0)]);
     run_checked(&spec(&format!(
         "seed = 1\nduration_us = 100000.0\nstop_when_done = false\n[topology]\n{LEAF_SPINE}\n[queue]\necn = \"step\"\necn_k_packets = 65\n\
-         [transport]\nprotocol = \"dctcp\"\ninit_cwnd_packets = 10\n\
+         [transport]\nprotocol = \"dctcp\"\ninitial_window_packets = 10\n\
          [[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n{trace}",
         f.display()
     )))

@@ -9,7 +9,7 @@ the credit pacer does not account for) push a paced receiver to that bound. With
 keeps the queue below it: the report's second pair of rows."""
 
 from ..sweep.spec import SweepSpec
-from .base import Repro
+from .base import Check, Repro
 from .common import table
 
 REPLY_US = 2.0  # the 8-byte reply's one-way time, before the next message or probe
@@ -18,18 +18,41 @@ REPLY_US = 2.0  # the 8-byte reply's one-way time, before the next message or pr
 def build(quick: bool) -> SweepSpec:
     incast = {"name": "incast", "kind": "closed_loop", "sources": [1, 2, 3, 4, 5, 6], "receiver": 0,
               "size_bytes": 1_000_000, "think_us": REPLY_US, "exclude_from_slowdown": True}
-    probe = {"name": "probe", "kind": "closed_loop", "sources": [7], "receiver": 0, "size_bytes": 8, "think_us": REPLY_US}
+    probe = {"name": "probe", "kind": "closed_loop", "sources": [7], "receiver": 0, "size_bytes": 8,
+             "think_us": REPLY_US}
     duration = 5000.0 if quick else 50000.0
     base = {
         "seed": 1, "duration_us": duration, "measure": {"warmup_us": 500.0},
         "topology": {"kind": "single_switch", "hosts": 8, "host_rate_gbps": 10.0, "host_delay_us": 1.0},
         "queue": {"priorities": 1},
         "routing": {"load_balancing": "ecmp"},
-        "transport": {"protocol": "sird", "priorities": False},
+        "transport": {"protocol": "sird", "use_priorities": False},
         "workload": [incast, probe],
     }
     variants = [[pace, wl] for wl in ([incast, probe], [incast]) for pace in (True, False)] + [[True, [probe]]]
     return SweepSpec(base=base, axes={"transport.pace_credits,workload": variants}, name="sird-fig9")
+
+
+AXIS = "transport.pace_credits,workload"
+
+
+def _probe_p99_us(df, out, pace, with_incast):
+    """p99 one-way latency of the probes that started in the window (us)."""
+    import numpy as np
+
+    from ..sweep import load_flows, load_summary
+
+    for _, r in df[df["status"] == "done"].iterrows():
+        p, wl = r[AXIS]
+        if p == pace and ("incast" in [w["name"] for w in wl]) == with_incast and "probe" in [w["name"] for w in wl]:
+            f, s = load_flows(out, r["key"]), load_summary(out, r["key"])
+            probes = f[(f["workload"] == "probe") & f["fct_ps"].notna() & (f["start_ps"] >= s["window_start_ps"])]
+            return float(np.quantile(probes["fct_ps"].astype("float64").to_numpy() / 1e6, 0.99))
+    raise LookupError(f"no finished run with pace_credits = {pace}, incast = {with_incast}")
+
+
+CHECKS = [Check("paced credit: p99 probe latency over unloaded (us)", 5.0, 2.0,
+                lambda df, out: _probe_p99_us(df, out, True, True) - _probe_p99_us(df, out, True, False))]
 
 
 def report(df, out: str) -> str:
@@ -41,7 +64,7 @@ def report(df, out: str) -> str:
     rows = []
     fig, ax = _plt().subplots(figsize=(5.5, 3.6))
     for _, r in df[df["status"] == "done"].iterrows():
-        pace, wl = r["transport.pace_credits,workload"]
+        pace, wl = r[AXIS]
         names = [w["name"] for w in wl]
         pacing = "paced credit" if pace else "no credit pacing"
         label = "probes alone" if names == ["probe"] else (pacing if "probe" in names else f"{pacing}, no probes")
@@ -55,8 +78,8 @@ def report(df, out: str) -> str:
         if len(lat) == 0:
             rows.append((label, 0, "-", "-", "-", f"{rx:.2f}", f"{r['max_switch_bytes']:,}"))
             continue
-        rows.append((label, len(lat), f"{np.median(lat):.2f}", f"{np.quantile(lat, 0.99):.2f}", f"{lat.max():.2f}", f"{rx:.2f}",
-                     f"{r['max_switch_bytes']:,}"))
+        rows.append((label, len(lat), f"{np.median(lat):.2f}", f"{np.quantile(lat, 0.99):.2f}", f"{lat.max():.2f}",
+                     f"{rx:.2f}", f"{r['max_switch_bytes']:,}"))
     ax.set_xlabel("probe one-way latency (us)")
     ax.set_ylabel("CDF")
     ax.legend()
@@ -67,4 +90,4 @@ def report(df, out: str) -> str:
             + f"\nwrote {out}/sird_fig9.png")
 
 
-REPRO = Repro("sird-fig9", "SIRD credit pacing under a closed-loop incast", "SIRD Fig. 9", build, report)
+REPRO = Repro("sird-fig9", "SIRD credit pacing under a closed-loop incast", "SIRD Fig. 9", build, report, CHECKS)

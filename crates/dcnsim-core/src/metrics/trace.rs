@@ -106,10 +106,12 @@ pub enum TraceEvent {
     Arrive,
     /// Handed to the destination host's transport.
     Deliver,
+    /// Lost by a lossy link at its far end (`loss_probability`).
+    Lose,
 }
 
 impl TraceEvent {
-    pub const ALL: [TraceEvent; 8] = [
+    pub const ALL: [TraceEvent; 9] = [
         TraceEvent::Enqueue,
         TraceEvent::Drop,
         TraceEvent::Mark,
@@ -118,6 +120,7 @@ impl TraceEvent {
         TraceEvent::TxStart,
         TraceEvent::Arrive,
         TraceEvent::Deliver,
+        TraceEvent::Lose,
     ];
 
     pub fn name(self) -> &'static str {
@@ -130,22 +133,13 @@ impl TraceEvent {
             TraceEvent::TxStart => "tx_start",
             TraceEvent::Arrive => "arrive",
             TraceEvent::Deliver => "deliver",
+            TraceEvent::Lose => "lose",
         }
     }
 }
 
 /// Every packet kind, by its `repr(u8)` value (the order of `PacketKind`).
-const KINDS: [PacketKind; 9] = [
-    PacketKind::Data,
-    PacketKind::Ack,
-    PacketKind::Nack,
-    PacketKind::Pull,
-    PacketKind::Credit,
-    PacketKind::CreditRequest,
-    PacketKind::Header,
-    PacketKind::Bounced,
-    PacketKind::Control,
-];
+const KINDS: [PacketKind; 9] = PacketKind::ALL;
 
 pub fn kind_name(k: PacketKind) -> &'static str {
     match k {

@@ -12,12 +12,16 @@
 //!
 //! With a `[trace]` table, `tracer` records what happens to the traced flows' packets; without
 //! one, each hook is a test of an empty `Option` that the branch predictor always gets right.
+//!
+//! A lossy link (`loss_probability` > 0) loses each packet at its far end with that probability,
+//! drawn from its own random stream: lossless runs draw nothing, so their results do not depend
+//! on whether loss exists.
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
 use crate::engine::time::{Rate, Time};
 use crate::metrics::trace::{PacketTrace, TraceEvent};
-use crate::net::packet::{PacketId, PacketKind, PacketPool};
+use crate::net::packet::{Fate, PacketId, PacketKind, PacketPool};
 use crate::net::pipeline::pfc::{is_mac_frame, Pfc};
 use crate::net::pipeline::shared_buffer::Buffers;
 use crate::net::port::{NodeId, OccupancyStats, Port, PortId, PortRole};
@@ -57,6 +61,8 @@ pub struct Network {
     pub(crate) int_tx_bytes: Vec<u64>,
     /// PFC frames on links (they sit in pipes but are not pooled packets).
     pub(crate) mac_frames_in_flight: u64,
+    /// Random link loss draws only (kept apart so lossless runs never touch it).
+    loss_rng: Rng,
 }
 
 impl Network {
@@ -75,7 +81,7 @@ impl Network {
         let cfgs = vec![queues.nic.clone(), queues.to_host.clone(), queues.fabric.clone()];
         let mut ports = Vec::with_capacity(g.links.len() * 2);
         let mut ports_of: Vec<Vec<PortId>> = vec![Vec::new(); nodes as usize];
-        let mut add = |from: NodeId, to: NodeId, rate: Rate, link: &crate::topology::Link| {
+        let mut add = |from: NodeId, to: NodeId, rate: Rate, loss: f64, link: &crate::topology::Link| {
             let role = if from < hosts {
                 PortRole::HostNic
             } else if to < hosts {
@@ -90,6 +96,7 @@ impl Network {
             if role == PortRole::HostNic {
                 port.pace = nic_pacing.filter(|p| p.bps() < rate.bps());
             }
+            port.loss = loss;
             ports.push(port);
             ports_of[from as usize].push(id);
         };
@@ -97,8 +104,11 @@ impl Network {
             if l.a >= nodes || l.b >= nodes || l.a == l.b {
                 return Err(format!("link {}-{} does not join two distinct nodes", l.a, l.b));
             }
-            add(l.a, l.b, l.rate_ab, l);
-            add(l.b, l.a, l.rate_ba, l);
+            if !((0.0..1.0).contains(&l.loss_ab) && (0.0..1.0).contains(&l.loss_ba)) {
+                return Err(format!("link {}-{} has a loss probability outside [0, 1)", l.a, l.b));
+            }
+            add(l.a, l.b, l.rate_ab, l.loss_ab, l);
+            add(l.b, l.a, l.rate_ba, l.loss_ba, l);
         }
         debug_assert!(ports
             .iter()
@@ -125,6 +135,7 @@ impl Network {
             pfc: None,
             int_tx_bytes: Vec::new(),
             mac_frames_in_flight: 0,
+            loss_rng: Rng::for_component(seed, "link-loss"),
         };
         net.set_port_stages();
         Ok(net)
@@ -272,8 +283,9 @@ impl Network {
         }
     }
 
-    /// The head of the port's pipe reached the far end. Returns the packet and the node it reached,
-    /// or `None` when the link consumed it (a PFC frame, applied here to the far node's port).
+    /// The head of the port's pipe reached the far end. Returns the packet and the node it
+    /// reached, or `None` when it ends there: a PFC frame (applied here to the far node's port), or
+    /// a packet a lossy link lost (counted as a loss of this port).
     #[inline]
     pub fn on_link_arrival(&mut self, port: PortId, now: Time, ev: &mut EventQueue) -> Option<(PacketId, NodeId)> {
         let p = &mut self.ports[port as usize];
@@ -282,9 +294,18 @@ impl Network {
         if let Some(next) = p.pipe_head_time() {
             ev.schedule(next, Event::LinkArrival(port));
         }
-        let peer = p.peer;
+        let (peer, loss) = (p.peer, p.loss);
         if is_mac_frame(pkt) {
             self.on_mac_frame(port, pkt, now, ev);
+            return None;
+        }
+        // Draw only on lossy links: a lossless run's random streams are untouched.
+        if loss > 0.0 && self.loss_rng.bernoulli(loss) {
+            self.ports[port as usize].counters.losses += 1;
+            if self.tracer.is_some() {
+                self.trace_loss(now, pkt, port);
+            }
+            self.pool.release(pkt, Fate::Dropped);
             return None;
         }
         if self.tracer.is_some() {
@@ -326,6 +347,17 @@ impl Network {
                 // The caller hands it to the host's transport now.
                 t.record(now, packet, p.peer, port, TraceEvent::Deliver, p.bytes, class);
             }
+        }
+    }
+
+    /// Records a packet lost by `port`'s link at its far end.
+    #[cold]
+    #[inline(never)]
+    fn trace_loss(&mut self, now: Time, pkt: PacketId, port: PortId) {
+        let (p, packet) = (&self.ports[port as usize], self.pool.get(pkt));
+        let class = p.class_of(packet.prio);
+        if let Some(t) = self.tracer.as_deref_mut() {
+            t.record(now, packet, p.peer, port, TraceEvent::Lose, p.bytes, class);
         }
     }
 

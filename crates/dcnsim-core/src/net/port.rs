@@ -78,7 +78,10 @@ impl OccupancyStats {
 pub struct PortCounters {
     pub tx_bytes: u64,
     pub tx_packets: u64,
+    /// Packets dropped by the queue (full buffer, or a full header queue when trimming).
     pub drops: u64,
+    /// Packets the link lost at its far end (random loss, `loss_probability`).
+    pub losses: u64,
     pub marks: u64,
     /// Data packets trimmed to headers here.
     pub trims: u64,
@@ -95,6 +98,8 @@ pub struct Port {
     /// Pacing: after a packet the port stays busy until the packet would have left at this rate
     /// (serialization itself is at the link rate). `None`: back to back at the link rate.
     pub pace: Option<Rate>,
+    /// Probability that the link loses a packet at its far end (0 for a lossless link).
+    pub loss: f64,
     pub owner: NodeId,
     pub peer: NodeId,
     /// Bytes waiting in the queues (not counting the packet on the wire).
@@ -146,6 +151,7 @@ impl Port {
             rate,
             delay,
             pace: None,
+            loss: 0.0,
             owner,
             peer,
             bytes: 0,
@@ -313,6 +319,11 @@ impl Port {
     #[inline]
     pub fn pipe_head_time(&self) -> Option<Time> {
         self.pipe_head.map(|(t, _)| t)
+    }
+
+    /// The packet most recently put on the link (arrival time, packet).
+    pub fn pipe_tail(&self) -> Option<(Time, PacketId)> {
+        self.pipe_rest.back().copied().or(self.pipe_head)
     }
 
     pub fn in_pipe(&self) -> usize {

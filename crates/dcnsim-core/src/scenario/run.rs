@@ -1,15 +1,18 @@
 //! The simulation: build the network, the transport and the workload from a spec, then pop events
 //! until the end. The loop only dispatches; the network, transport and metrics do the work.
 
-use super::output::{RunError, RunOptions, RunOutput};
+use super::output::{RunError, RunOptions, RunOutput, CANCEL_CHECK_EVENTS};
 use super::reader::{resolved_to_json, Resolved, Section};
+use super::setup_clock::SetupClock;
 use super::spec::RunSpec;
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::time::{to_us, Time};
 use crate::metrics::flow_state::FlowStateSeries;
-use crate::metrics::flows::{FlowLog, FlowRecord};
+use crate::metrics::flows::{FlowLog, FlowRecord, RxBins};
+use crate::metrics::link_usage;
 use crate::metrics::trace::PacketTrace;
-use crate::net::packet::{Fate, PacketKind};
+use crate::net::packet::{Fate, HostId, Packet, PacketId, PacketKind};
+use crate::net::port::PortId;
 use crate::net::Network;
 use crate::transport::{Ctx, Transport, TransportEnv};
 use crate::workload::{FlowArrival, Workload, WorkloadEnv};
@@ -33,20 +36,34 @@ pub struct Simulation {
     pub ended_at: Time,
     data_delivered: u64,
     /// Time series samples: (time, series, index, value); series 0 = switch queued bytes (index =
-    /// switch), 1 = host receive rate in Gb/s over the last interval (index = host), with shared
-    /// buffers 2 = shared bytes in use and 3 = headroom bytes in use (index = switch).
+    /// switch), 1 = host receive rate in Gb/s over the last interval (index = host; filled in when
+    /// the run ends, as a packet arriving across a sample time counts partly before it), with
+    /// shared buffers 2 = shared bytes in use and 3 = headroom bytes in use (index = switch).
     pub samples: Vec<(Time, u8, u32, f64)>,
-    last_rx: Vec<u64>,
     /// The traced flows' control state over time (with a `[trace]` table).
     pub flow_state: Option<FlowStateSeries>,
+    /// Per port: bytes of the packet on the wire when the window opened still to be sent then.
+    pub window_carry_in: Vec<f64>,
+    /// Wall-clock seconds spent building the run (not part of events per second).
+    pub setup_s: f64,
 }
 
 impl Simulation {
     pub fn new(spec: RunSpec) -> Result<Simulation, RunError> {
+        Self::new_with(spec, &RunOptions::default())
+    }
+
+    /// As `new`; with `opts.progress`, a set-up that takes over a second reports its phases.
+    pub fn new_with(spec: RunSpec, opts: &RunOptions) -> Result<Simulation, RunError> {
+        let mut clock = SetupClock::new(opts.progress);
         let graph = spec.topology.build()?;
+        clock.done(|| {
+            format!("topology: {} hosts, {} switches, {} links", graph.hosts, graph.switches.len(), graph.links.len())
+        });
         let mut net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
             .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
         net.configure_switches(&spec.switch, spec.framing.mtu_bytes.max(spec.framing.control_bytes))?;
+        clock.done(|| format!("network: {} ports and their routes", net.ports.len()));
         let env = WorkloadEnv {
             hosts: net.hosts,
             host_rate: spec.topology.kind.host_rate(),
@@ -56,7 +73,9 @@ impl Simulation {
             mss_bytes: spec.framing.mss(),
         };
         let mut workload = Workload::build(&spec.workload, &env)?;
+        clock.done(|| "workload".into());
         let transports = Self::build_transports(&spec, &mut net);
+        clock.done(|| format!("{} transport(s)", transports.len()));
         let component_transport = spec.component_transport.clone();
         let mut events = EventQueue::new();
         let next_arrival = workload.next();
@@ -78,7 +97,10 @@ impl Simulation {
         let mut flows = FlowLog::new(net.hosts);
         flows.closed_loop = workload.closed_loop_components();
         if spec.warmup == 0 {
-            flows.open_window();
+            flows.open_window(0);
+        }
+        if let Some(i) = spec.metrics.sample_interval {
+            flows.rx_bins = Some(RxBins::new(i, net.hosts));
         }
         Ok(Simulation {
             spec,
@@ -93,8 +115,9 @@ impl Simulation {
             ended_at: 0,
             data_delivered: 0,
             samples: Vec::new(),
-            last_rx: Vec::new(),
             flow_state,
+            window_carry_in: Vec::new(),
+            setup_s: clock.elapsed_s(),
         })
     }
 
@@ -153,16 +176,8 @@ impl Simulation {
                     Some((pkt, node)) if node >= self.net.hosts => {
                         self.net.switch_arrival(port, node, pkt, now, &mut self.events)
                     }
-                    Some((pkt, node)) => {
-                        let p = *self.net.pool.get(pkt);
-                        debug_assert_eq!(p.dst, node, "packet for host {} reached host {node}", p.dst);
-                        self.net.pool.release(pkt, Fate::Delivered);
-                        self.data_delivered += u64::from(p.kind == PacketKind::Data);
-                        let t = self.transport_of_flow(p.flow);
-                        let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
-                        self.transports[t].on_packet(&mut ctx, node, &p);
-                    }
-                    None => {} // the link consumed it (a PFC frame)
+                    Some((pkt, node)) => self.deliver(pkt, node, port, now),
+                    None => {} // the link consumed it (a PFC frame) or lost it
                 },
                 Event::PortFree(port) => {
                     if self.net.on_port_free(port, now, &mut self.events) {
@@ -184,10 +199,7 @@ impl Simulation {
                         self.start_flows(now);
                     }
                 }
-                Event::MeasureStart => {
-                    self.net.reset_stats(now);
-                    self.flows.open_window();
-                }
+                Event::MeasureStart => self.open_window(now),
                 Event::Sample => self.sample(now),
                 Event::FlowStateSample => self.sample_flow_state(now),
                 Event::SwitchTimer { kind, id } => {
@@ -201,41 +213,90 @@ impl Simulation {
                 self.restart_closed_loops(now);
             }
             self.ended_at = now;
-            if self.spec.stop_when_done
-                && self.next_arrival.is_none()
-                && self.flows.finished == self.flows.records.len() as u64
-            {
+            if self.all_done() {
                 break; // (a pending Sample event alone does not keep the run alive)
             }
-            if opts.progress && self.events.processed & 0xFFFFF == 0 {
-                let wall = last_report.elapsed().as_secs_f64();
-                if wall >= 2.0 {
-                    last_report = Instant::now();
-                    let total = started.elapsed().as_secs_f64();
-                    eprintln!(
-                        "[dcnsim] {:.3} of {:.3} ms simulated ({:.0}%), {} flows started, {} finished, {:.2} M events/s",
-                        to_us(now) / 1e3,
-                        to_us(end) / 1e3,
-                        100.0 * now as f64 / end as f64,
-                        self.flows.records.len(),
-                        self.flows.finished,
-                        self.events.processed as f64 / total / 1e6
-                    );
-                }
+            if self.events.processed.is_multiple_of(CANCEL_CHECK_EVENTS) {
+                self.checkpoint(now, opts, started, &mut last_report)?;
             }
         }
-        if !(self.spec.stop_when_done
-            && self.next_arrival.is_none()
-            && self.flows.finished == self.flows.records.len() as u64)
-        {
+        if !self.all_done() {
             self.ended_at = end;
         }
         self.finish()
     }
 
-    fn finish(&self) -> Result<u64, RunError> {
+    /// The run ended (at its end, when all work was done, or deadlocked): checks conservation and
+    /// completes the receive-rate samples.
+    fn finish(&mut self) -> Result<u64, RunError> {
         self.net.check_conservation().map_err(RunError::Invariant)?;
+        self.fill_rx_samples();
         Ok(self.events.processed)
+    }
+
+    /// Every `CANCEL_CHECK_EVENTS` events: stops a cancelled run, and prints progress every couple
+    /// of seconds when asked to.
+    #[cold]
+    fn checkpoint(&self, now: Time, opts: &RunOptions, started: Instant, last: &mut Instant) -> Result<(), RunError> {
+        if opts.cancelled() {
+            return Err(RunError::Cancelled);
+        }
+        if opts.progress && self.events.processed & 0xFFFFF == 0 && last.elapsed().as_secs_f64() >= 2.0 {
+            *last = Instant::now();
+            let end = self.spec.duration;
+            eprintln!(
+                "[dcnsim] {:.3} of {:.3} ms simulated ({:.0}%), {} flows started, {} finished, {:.2} M events/s",
+                to_us(now) / 1e3,
+                to_us(end) / 1e3,
+                100.0 * now as f64 / end as f64,
+                self.flows.records.len(),
+                self.flows.finished,
+                self.events.processed as f64 / started.elapsed().as_secs_f64() / 1e6
+            );
+        }
+        Ok(())
+    }
+
+    /// A packet reached its destination host: it leaves the network and goes to its transport.
+    #[inline]
+    fn deliver(&mut self, pkt: PacketId, host: HostId, downlink: PortId, now: Time) {
+        let p = *self.net.pool.get(pkt);
+        debug_assert_eq!(p.dst, host, "packet for host {} reached host {host}", p.dst);
+        // The bytes it delivers arrived over its serialization on the downlink.
+        self.flows.receiving(now - self.net.ports[downlink as usize].rate.tx_time(p.size), now);
+        self.net.pool.release(pkt, Fate::Delivered);
+        self.data_delivered += u64::from(p.kind == PacketKind::Data);
+        let t = self.transport_of_flow(p.flow);
+        let framing = self.spec.framing;
+        let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
+        self.transports[t].on_packet(&mut ctx, host, &p);
+    }
+
+    /// Hands `pkt`, which never crossed the network, to `host`'s transport as if it had just
+    /// arrived (for tests: stray and duplicate packets must be ignored). A flow id that never
+    /// started goes to the run's first transport.
+    pub fn deliver_stray(&mut self, host: HostId, pkt: &Packet) {
+        assert!(host < self.net.hosts, "host {host} does not exist");
+        let t = if (pkt.flow as usize) < self.flows.records.len() { self.transport_of_flow(pkt.flow) } else { 0 };
+        let now = self.events.now();
+        let framing = self.spec.framing;
+        self.flows.receiving(now, now);
+        let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
+        self.transports[t].on_packet(&mut ctx, host, pkt);
+    }
+
+    /// The run may stop early: no more arrivals and every flow finished (with `stop_when_done`).
+    fn all_done(&self) -> bool {
+        self.spec.stop_when_done
+            && self.next_arrival.is_none()
+            && self.flows.finished == self.flows.records.len() as u64
+    }
+
+    /// Opens the measurement window: statistics restart, the packets on the wire are pro-rated.
+    fn open_window(&mut self, now: Time) {
+        self.net.reset_stats(now);
+        self.window_carry_in = link_usage::unsent_after(&self.net, now);
+        self.flows.open_window(now);
     }
 
     fn sample(&mut self, now: Time) {
@@ -249,11 +310,8 @@ impl Simulation {
                 self.samples.push((now, 3, s as u32, sw.headroom_used as f64));
             }
         }
-        self.last_rx.resize(self.flows.delivered_per_host.len(), 0);
-        for (h, &b) in self.flows.delivered_per_host.iter().enumerate() {
-            let gbps = (b - self.last_rx[h]) as f64 * 8.0 / (interval as f64 / 1e12) / 1e9;
-            self.samples.push((now, 1, h as u32, gbps));
-            self.last_rx[h] = b;
+        for h in 0..self.net.hosts {
+            self.samples.push((now, 1, h, f64::NAN)); // see `fill_rx_samples`
         }
         self.events.schedule(now + interval, Event::Sample);
     }
@@ -265,6 +323,15 @@ impl Simulation {
         let of = |f| &transports[if transports.len() == 1 { 0 } else { ct[flows.get(f).component as usize] as usize }];
         if series.tick(now, flows.records.len(), of) {
             self.events.schedule(now + series.interval, Event::FlowStateSample);
+        }
+    }
+
+    /// Receive rates of the time series, from the bytes each host received per interval.
+    fn fill_rx_samples(&mut self) {
+        let Some(bins) = &self.flows.rx_bins else { return };
+        let secs = bins.interval as f64 / 1e12;
+        for s in self.samples.iter_mut().filter(|s| s.1 == 1) {
+            s.3 = bins.ending_at(s.2, s.0) * 8.0 / secs / 1e9;
         }
     }
 
@@ -345,12 +412,21 @@ pub fn read_spec(spec: &serde_json::Value) -> Result<(RunSpec, serde_json::Value
 /// Reads the spec, simulates, and collects the results.
 pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let (parsed, resolved) = read_spec(spec)?;
+    let from_spec = parsed.warnings.len();
+    parsed.warnings.iter().for_each(print_warning);
+    let mut sim = Simulation::new_with(parsed, opts)?;
     let wall = Instant::now();
-    let mut sim = Simulation::new(parsed)?;
     let events = sim.run(opts)?;
     let wall_s = wall.elapsed().as_secs_f64();
     let traces = crate::metrics::trace::TraceOutput::take(&mut sim);
-    let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s);
+    let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s)?;
     traces.attach(&mut out);
+    let warnings = out.summary["warnings"].as_array().map_or(&[][..], |w| w.as_slice());
+    warnings.iter().skip(from_spec).filter_map(|w| w.as_str()).for_each(print_warning);
     Ok(out)
+}
+
+/// Warnings go to stderr as they are found, and into the summary's `warnings`.
+fn print_warning(w: impl AsRef<str>) {
+    eprintln!("[dcnsim] warning at {}", w.as_ref());
 }

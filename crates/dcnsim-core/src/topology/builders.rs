@@ -10,7 +10,7 @@ impl Graph {
     }
 
     fn link(&mut self, a: u32, b: u32, rate: Rate, delay: Time) {
-        self.links.push(Link { a, b, rate_ab: rate, rate_ba: rate, delay });
+        self.links.push(Link { a, b, rate_ab: rate, rate_ba: rate, delay, loss_ab: 0.0, loss_ba: 0.0 });
     }
 }
 

@@ -6,6 +6,7 @@ pub mod builders;
 
 use crate::engine::time::{from_us, Rate, Time};
 use crate::scenario::reader::{Section, SpecResult};
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tier {
@@ -33,8 +34,8 @@ pub struct SwitchInfo {
     pub tier: Tier,
 }
 
-/// A bidirectional link with the same delay both ways; the rates differ only when an override
-/// degrades one direction.
+/// A bidirectional link with the same delay both ways; the rates (and loss probabilities) differ
+/// only when an override changes one direction.
 #[derive(Clone, Debug)]
 pub struct Link {
     pub a: u32,
@@ -44,6 +45,10 @@ pub struct Link {
     /// Rate from `b` to `a`.
     pub rate_ba: Rate,
     pub delay: Time,
+    /// Probability that a packet from `a` is lost at `b`'s end, independently of every other.
+    pub loss_ab: f64,
+    /// Probability that a packet from `b` is lost at `a`'s end.
+    pub loss_ba: f64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -53,35 +58,52 @@ pub struct Graph {
     pub links: Vec<Link>,
 }
 
-/// Limits that keep a typo from allocating the machine away.
-pub const MAX_HOSTS: u64 = 1 << 20;
+pub use crate::limits::MAX_HOSTS;
+use crate::limits::{MAX_DELAY_US, MAX_FAT_TREE_K, MAX_RATE_GBPS, MIN_RATE_GBPS};
 
-/// A link whose rate differs from what its topology kind gives it (a degraded or upgraded link),
-/// named by the two nodes it joins (e.g. "core0" and "agg1_0"; hosts are "host<i>").
+/// A link whose rate or loss differs from what the topology gives it (a degraded, upgraded or
+/// lossy link), named by the two nodes it joins (e.g. "core0" and "agg1_0"; hosts are "host<i>").
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkOverride {
     pub a: String,
     pub b: String,
-    pub rate_gbps: f64,
+    /// The new rate; `None` keeps the topology's.
+    pub rate_gbps: Option<f64>,
+    /// The new loss probability; `None` keeps `topology.loss_probability`.
+    pub loss_probability: Option<f64>,
     /// Only the direction from `a` to `b` changes (htsim's failed core link is one-way).
     pub one_way: bool,
     /// Index in `topology.link_overrides`, for errors.
     pub index: usize,
 }
 
-/// The topology and its link overrides.
+/// The topology, its random link loss and its link overrides.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Topology {
     pub kind: TopologySpec,
+    /// Probability that any link loses a packet (each packet independently), unless overridden.
+    pub loss_probability: f64,
     pub overrides: Vec<LinkOverride>,
+}
+
+/// Checks a loss probability: in [0, 1), since a link that loses everything carries nothing.
+fn check_loss(s: &Section, key: &str, p: f64) -> SpecResult<()> {
+    s.ensure((0.0..1.0).contains(&p), key, format!("must be in [0, 1), got {p}"))
 }
 
 impl Topology {
     pub fn read(s: &mut Section) -> SpecResult<Topology> {
         let kind = TopologySpec::read(s)?;
+        let loss_probability = s.f64_or(
+            "loss_probability",
+            0.0,
+            "probability",
+            "probability that a link loses a packet at its far end, each packet independently (counted as `losses` of the sending port)",
+        )?;
+        check_loss(s, "loss_probability", loss_probability)?;
         let mut overrides = Vec::new();
         for (index, mut o) in s
-            .tables_opt("link_overrides", "links whose rate differs, e.g. a degraded core link")?
+            .tables_opt("link_overrides", "links whose rate or loss differs, e.g. a degraded core link")?
             .into_iter()
             .enumerate()
         {
@@ -90,44 +112,78 @@ impl Topology {
                 "[link_overrides] one end of the link (a node name: host3, tor0, agg1_0, core5, spine2, left, ...)",
             )?;
             let b = o.string("b", "[link_overrides] the other end")?;
-            let rate_gbps = rate(&mut o, "rate_gbps", "[link_overrides] the link's new rate")?;
+            let rate_gbps =
+                o.f64_opt("rate_gbps", "Gb/s", "[link_overrides] the link's new rate; unset = unchanged")?;
+            if let Some(r) = rate_gbps {
+                check_rate(&o, "rate_gbps", r)?;
+            }
+            let loss_probability = o.f64_opt(
+                "loss_probability",
+                "probability",
+                "[link_overrides] the link's loss probability; unset = topology.loss_probability",
+            )?;
+            if let Some(p) = loss_probability {
+                check_loss(&o, "loss_probability", p)?;
+            }
             let one_way =
                 o.bool_or("one_way", false, "[link_overrides] change only the direction from a to b (default: both)")?;
+            if !o.is_describe() && rate_gbps.is_none() && loss_probability.is_none() {
+                return Err(crate::scenario::reader::SpecError {
+                    field: o.path().to_string(),
+                    message: "an override needs rate_gbps, loss_probability or both".into(),
+                });
+            }
             o.finish()?;
-            overrides.push(LinkOverride { a, b, rate_gbps, one_way, index });
+            overrides.push(LinkOverride { a, b, rate_gbps, loss_probability, one_way, index });
         }
-        Ok(Topology { kind, overrides })
+        Ok(Topology { kind, loss_probability, overrides })
     }
 
-    /// Builds the graph and applies the overrides; errors name the override that matches no link.
+    /// Builds the graph and applies the loss and the overrides; errors name the override that
+    /// matches no link.
     pub fn build(&self) -> SpecResult<Graph> {
         let mut g = self.kind.build();
-        let name = |g: &Graph, n: u32| {
-            if n < g.hosts {
-                format!("host{n}")
-            } else {
-                g.switches[(n - g.hosts) as usize].name.clone()
-            }
-        };
+        for l in &mut g.links {
+            (l.loss_ab, l.loss_ba) = (self.loss_probability, self.loss_probability);
+        }
+        if self.overrides.is_empty() {
+            return Ok(g);
+        }
+        // Node names and links by their ends, looked up once per override (not a scan per override).
+        let mut node_of: HashMap<String, u32> = (0..g.hosts).map(|h| (format!("host{h}"), h)).collect();
+        node_of.extend(g.switches.iter().enumerate().map(|(i, s)| (s.name.clone(), g.hosts + i as u32)));
+        let mut link_of: HashMap<(u32, u32), usize> = HashMap::with_capacity(g.links.len());
+        for (i, l) in g.links.iter().enumerate() {
+            link_of.entry((l.a.min(l.b), l.a.max(l.b))).or_insert(i);
+        }
         for o in &self.overrides {
-            let found = (0..g.links.len()).find(|&i| {
-                let (x, y) = (name(&g, g.links[i].a), name(&g, g.links[i].b));
-                (x == o.a && y == o.b) || (x == o.b && y == o.a)
-            });
-            let Some(i) = found else {
+            let ends = node_of.get(&o.a).zip(node_of.get(&o.b));
+            let found = ends.and_then(|(&a, &b)| link_of.get(&(a.min(b), a.max(b))).map(|&i| (i, a)));
+            let Some((i, a)) = found else {
                 return Err(crate::scenario::reader::SpecError {
                     field: format!("topology.link_overrides[{}]", o.index),
                     message: format!("no link joins {} and {}", o.a, o.b),
                 });
             };
             // The link joins o.a and o.b in one of two orders; `forward` when it is stored a -> b.
-            let forward = name(&g, g.links[i].a) == o.a;
-            let (r, l) = (Rate::from_gbps(o.rate_gbps), &mut g.links[i]);
-            if !o.one_way || forward {
-                l.rate_ab = r;
+            let forward = g.links[i].a == a;
+            let l = &mut g.links[i];
+            let (ab, ba) = (!o.one_way || forward, !o.one_way || !forward);
+            if let Some(r) = o.rate_gbps.map(Rate::from_gbps) {
+                if ab {
+                    l.rate_ab = r;
+                }
+                if ba {
+                    l.rate_ba = r;
+                }
             }
-            if !o.one_way || !forward {
-                l.rate_ba = r;
+            if let Some(p) = o.loss_probability {
+                if ab {
+                    l.loss_ab = p;
+                }
+                if ba {
+                    l.loss_ba = p;
+                }
             }
         }
         Ok(g)
@@ -186,15 +242,22 @@ pub const KINDS: &[(&str, &str)] = &[
     ),
 ];
 
+/// A rate the engine can represent (the `_gbps` suffix has the reader check it).
 fn rate(s: &mut Section, key: &str, doc: &'static str) -> SpecResult<f64> {
-    let v = s.f64(key, "Gb/s", doc)?;
-    s.ensure(v > 0.0 && v <= 100_000.0, key, format!("must be in (0, 100000] Gb/s, got {v}"))?;
-    Ok(v)
+    debug_assert!(key.ends_with("_gbps"));
+    s.f64(key, "Gb/s", doc)
+}
+
+/// A link or pacing rate (Gb/s) within the limits: below the slowest, serialization times overflow
+/// their fixed-point arithmetic (and under 1 b/s the rate rounds to zero).
+pub(crate) fn check_rate(s: &Section, key: &str, gbps: f64) -> SpecResult<()> {
+    let (min, max) = (MIN_RATE_GBPS, MAX_RATE_GBPS);
+    s.ensure((min..=max).contains(&gbps), key, format!("must be in [{min}, {max}] Gb/s, got {gbps}"))
 }
 
 fn delay(s: &mut Section, key: &str, default: f64, doc: &'static str) -> SpecResult<f64> {
     let v = s.f64_or(key, default, "us", doc)?;
-    s.ensure((0.0..=1e6).contains(&v), key, format!("must be in [0, 1e6] us, got {v}"))?;
+    s.ensure((0.0..=MAX_DELAY_US).contains(&v), key, format!("must be in [0, {MAX_DELAY_US:e}] us, got {v}"))?;
     Ok(v)
 }
 
@@ -203,6 +266,21 @@ fn count(s: &mut Section, key: &str, min: u64, doc: &'static str) -> SpecResult<
     s.ensure(v >= min, key, format!("must be at least {min}, got {v}"))?;
     s.ensure(v <= MAX_HOSTS, key, format!("must be at most {MAX_HOSTS}, got {v}"))?;
     Ok(v as u32)
+}
+
+const CORE_RATE_DOC: &str = "[leaf_spine, fat_tree, ring] rate of switch-to-switch links";
+const CORE_DELAY_DOC: &str = "[leaf_spine, fat_tree, ring] delay of switch-to-switch links";
+
+/// The `ring` kind's keys.
+fn read_ring(s: &mut Section, host_rate_doc: &'static str, host_delay_doc: &'static str) -> SpecResult<TopologySpec> {
+    Ok(TopologySpec::Ring {
+        switches: count(s, "switches", 3, "[ring] switches in the ring, each linked to the next")?,
+        hosts_per_switch: count(s, "hosts_per_switch", 1, "[ring] hosts under each switch")?,
+        host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
+        core_rate_gbps: rate(s, "core_rate_gbps", CORE_RATE_DOC)?,
+        host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
+        core_delay_us: delay(s, "core_delay_us", 1.0, CORE_DELAY_DOC)?,
+    })
 }
 
 impl TopologySpec {
@@ -248,19 +326,14 @@ impl TopologySpec {
                 hosts_per_rack: count(s, "hosts_per_rack", 1, "[leaf_spine] hosts under each leaf")?,
                 spines: count(s, "spines", 1, "[leaf_spine] spine switches; each leaf has one link to each")?,
                 host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
-                core_rate_gbps: rate(s, "core_rate_gbps", "[leaf_spine, fat_tree] rate of switch-to-switch links")?,
+                core_rate_gbps: rate(s, "core_rate_gbps", CORE_RATE_DOC)?,
                 host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
-                core_delay_us: delay(
-                    s,
-                    "core_delay_us",
-                    1.0,
-                    "[leaf_spine, fat_tree] delay of switch-to-switch links",
-                )?,
+                core_delay_us: delay(s, "core_delay_us", 1.0, CORE_DELAY_DOC)?,
             },
             "fat_tree" => {
                 let k = s.u64("k", "ports", "[fat_tree] switch radix k: k pods, k^3/4 hosts")?;
                 s.ensure(k >= 2 && k % 2 == 0, "k", format!("must be an even number >= 2, got {k}"))?;
-                s.ensure(k <= 128, "k", format!("must be at most 128, got {k}"))?;
+                s.ensure(k <= MAX_FAT_TREE_K, "k", format!("must be at most {MAX_FAT_TREE_K}, got {k}"))?;
                 let over = s.u64_or(
                     "oversubscription",
                     1,
@@ -274,36 +347,15 @@ impl TopologySpec {
                     oversubscription: over as u32,
                     host_rate_gbps,
                     core_rate_gbps: if s.has("core_rate_gbps") || s.is_describe() {
-                        rate(s, "core_rate_gbps", "[leaf_spine, fat_tree] rate of switch-to-switch links")?
+                        rate(s, "core_rate_gbps", CORE_RATE_DOC)?
                     } else {
                         s.f64_or("core_rate_gbps", host_rate_gbps, "Gb/s", "")?
                     },
                     host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
-                    core_delay_us: delay(
-                        s,
-                        "core_delay_us",
-                        1.0,
-                        "[leaf_spine, fat_tree] delay of switch-to-switch links",
-                    )?,
+                    core_delay_us: delay(s, "core_delay_us", 1.0, CORE_DELAY_DOC)?,
                 }
             }
-            "ring" => TopologySpec::Ring {
-                switches: count(s, "switches", 3, "[ring] switches in the ring, each linked to the next")?,
-                hosts_per_switch: count(s, "hosts_per_switch", 1, "[ring] hosts under each switch")?,
-                host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
-                core_rate_gbps: rate(
-                    s,
-                    "core_rate_gbps",
-                    "[leaf_spine, fat_tree, ring] rate of switch-to-switch links",
-                )?,
-                host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
-                core_delay_us: delay(
-                    s,
-                    "core_delay_us",
-                    1.0,
-                    "[leaf_spine, fat_tree, ring] delay of switch-to-switch links",
-                )?,
-            },
+            "ring" => read_ring(s, host_rate_doc, host_delay_doc)?,
             other => unreachable!("unknown topology kind {other}"),
         })
     }

@@ -12,14 +12,24 @@
 //! Hooks (all but `start_flow` and `on_packet` default to nothing): a flow starts; a packet
 //! reaches one of the protocol's hosts; a timer fires; a host NIC goes idle (for protocols that
 //! choose the next packet at transmission time, asked for with [`Ctx::set_nic_idle_notify`] or
-//! [`Protocol::WANTS_NIC_IDLE`]); counters for the summary; per-flow state for traces.
+//! [`Protocol::WANTS_NIC_IDLE`]); counters for the summary; per-flow state for traces. Each
+//! protocol also declares its [`Conformance`] setup, which `tests/conformance.rs` runs.
 
+pub mod conformance;
 pub mod conns;
 pub mod dctcp;
 pub mod env;
 pub mod ndp;
+pub mod needs;
+pub mod newreno;
+pub mod parts;
+pub mod rate;
 pub mod registry;
 pub mod sird;
+pub mod swift;
+#[cfg(test)]
+pub(crate) mod testbed;
+pub mod window;
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::time::{Rate, Time};
@@ -29,8 +39,10 @@ use crate::net::pipeline::int::IntHop;
 use crate::net::{Network, QueueConfigs};
 use crate::scenario::reader::{Section, SpecResult};
 
+pub use conformance::{Case, Conformance, LoneFlow};
 pub use env::TransportEnv;
-pub use registry::{protocols, Transport, TransportConfig};
+pub use needs::{ClassUse, Needs};
+pub use registry::{conformance, protocols, Transport, TransportConfig};
 
 /// Network-wide packet format, shared by every transport.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -77,6 +89,10 @@ pub trait Protocol: Sized {
     fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config>;
     /// The registered name this config runs as.
     fn name(cfg: &Self::Config) -> &'static str;
+    /// What the config needs from the queues and topology (checked after the spec is read).
+    fn needs(_cfg: &Self::Config) -> Needs {
+        Needs::default()
+    }
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self;
 
     fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId);
@@ -92,6 +108,9 @@ pub trait Protocol: Sized {
     /// The flow's current control state for traces (sender window or rate, receiver credit), as
     /// (name, value) pairs with the unit in the name; nothing once the flow is gone.
     fn flow_state(&self, _flow: FlowId, _out: &mut Vec<(&'static str, f64)>) {}
+    /// How the conformance suite runs registered name `name`, and what it promises there
+    /// (required: every protocol is held to the suite).
+    fn conformance(name: &str) -> Conformance;
 }
 
 /// The transport's view of the world during one callback.
@@ -198,6 +217,11 @@ impl<'a> Ctx<'a> {
     /// Number of equal-cost paths between two hosts (for source routing).
     pub fn path_count(&self, src: HostId, dst: HostId) -> u64 {
         self.net.path_count(src, dst)
+    }
+
+    /// Switches a packet from `src` to `dst` crosses on the first equal-cost path (links - 1).
+    pub fn hops(&self, src: HostId, dst: HostId) -> u32 {
+        self.net.path_hops(src, dst).len().saturating_sub(1) as u32
     }
 
     /// Ask (or stop asking) to be told through `on_nic_idle` when the host's NIC goes idle.

@@ -2,8 +2,9 @@
 //! this file. The macro generates the config and transport enums and their dispatch, so the hot
 //! path calls each protocol's methods directly (a `match`, no trait objects).
 
-use super::{dctcp, ndp, sird};
-use super::{Ctx, Protocol, SpecEnv, TransportEnv};
+use super::window::WindowTransport;
+use super::{dctcp, ndp, newreno, sird, swift};
+use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
 
@@ -27,6 +28,16 @@ macro_rules! registry {
             v
         }
 
+        /// How the conformance suite runs protocol `name`; `None` if no protocol has that name.
+        pub fn conformance(name: &str) -> Option<Conformance> {
+            $(
+                if <$ty as Protocol>::NAMES.iter().any(|n| n.0 == name) {
+                    return Some(<$ty as Protocol>::conformance(name));
+                }
+            )*
+            None
+        }
+
         impl TransportConfig {
             /// Reads the parameters of protocol `name`; `None` if no protocol has that name.
             pub fn read_named(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Option<TransportConfig>> {
@@ -41,6 +52,12 @@ macro_rules! registry {
             pub fn name(&self) -> &'static str {
                 match self {
                     $(TransportConfig::$variant(c) => <$ty as Protocol>::name(c)),*
+                }
+            }
+
+            pub fn needs(&self) -> super::Needs {
+                match self {
+                    $(TransportConfig::$variant(c) => <$ty as Protocol>::needs(c)),*
                 }
             }
 
@@ -103,9 +120,11 @@ macro_rules! registry {
 
 // One line per protocol: `Variant => module::Type`.
 registry! {
-    Dctcp => dctcp::Dctcp,
+    Dctcp => WindowTransport<dctcp::Dctcp>,
+    NewReno => WindowTransport<newreno::NewReno>,
     Ndp => ndp::Ndp,
     Sird => sird::Sird,
+    Swift => WindowTransport<swift::Swift>,
 }
 
 impl TransportConfig {

@@ -4,13 +4,14 @@
 use super::cdf::{self, Cdf, Interpolation};
 pub use super::flow_list::{ListedFlow, MAX_FLOW_BYTES};
 use crate::engine::time::{from_us, Time};
+use crate::limits::{MAX_THINK_US, MAX_WORKLOAD_COMPONENTS};
 use crate::scenario::reader::{Section, SpecError, SpecResult};
 
 pub const KINDS: &[(&str, &str)] = &[
     ("poisson", "open-loop Poisson arrivals at a load, sizes from a flow-size CDF, uniformly random destinations"),
     ("permutation", "every host sends one flow to a distinct host and receives exactly one"),
     ("incast", "N senders to one receiver, once (at_us) or as a periodic overlay at a load"),
-    ("flow_list", "an explicit list of flows from a CSV file: src,dst,size_bytes,start_us"),
+    ("flow_list", "an explicit list of flows, from a CSV file or inline: src, dst, size_bytes, start_us"),
     (
         "closed_loop",
         "each source keeps one message to the receiver outstanding: the next starts think_us after the last finishes",
@@ -29,11 +30,36 @@ pub enum IncastMode {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Kind {
-    Poisson { load: f64, cdf: Cdf, rule: Interpolation, start: Time, stop: Option<Time> },
-    Permutation { size: u64, start: Time },
-    Incast { senders: u32, size: u64, mode: IncastMode },
-    FlowList { file: String, flows: Vec<ListedFlow> },
-    ClosedLoop { sources: Vec<u32>, receiver: u32, size: u64, think: Time, start: Time, stop: Option<Time> },
+    Poisson {
+        load: f64,
+        cdf: Cdf,
+        rule: Interpolation,
+        start: Time,
+        stop: Option<Time>,
+    },
+    Permutation {
+        size: u64,
+        start: Time,
+    },
+    Incast {
+        senders: u32,
+        size: u64,
+        mode: IncastMode,
+    },
+    /// `file` names the origin in messages (the CSV path, or `workload[i].flows` when `inline`).
+    FlowList {
+        file: String,
+        flows: Vec<ListedFlow>,
+        inline: bool,
+    },
+    ClosedLoop {
+        sources: Vec<u32>,
+        receiver: u32,
+        size: u64,
+        think: Time,
+        start: Time,
+        stop: Option<Time>,
+    },
 }
 
 impl Kind {
@@ -191,13 +217,31 @@ fn read_incast(s: &mut Section) -> SpecResult<Kind> {
 }
 
 fn read_flow_list(s: &mut Section) -> SpecResult<Kind> {
-    let file = s.string("path", "[flow_list] CSV file with a header row: src,dst,size_bytes,start_us")?;
+    let file =
+        s.string_opt("path", "[flow_list] CSV file with a header row: src,dst,size_bytes,start_us (or `flows`)")?;
+    let rows = s.array_opt(
+        "flows",
+        "array of [src, dst, size_bytes, start_us]",
+        "[flow_list] the flows inline, each [src, dst, size_bytes, start_us] (instead of `path`)",
+    )?;
     if s.is_describe() {
-        return Ok(Kind::FlowList { file, flows: Vec::new() });
+        return Ok(Kind::FlowList { file: String::new(), flows: Vec::new(), inline: false });
     }
-    let text = std::fs::read_to_string(&file).map_err(|e| s.err("path", format!("cannot read {file}: {e}")))?;
-    let flows = super::flow_list::parse(&text, &file).map_err(|e| s.err("path", e))?;
-    Ok(Kind::FlowList { file, flows })
+    match (file, rows) {
+        (Some(_), Some(_)) => Err(s.err("flows", "give either `path` (a CSV file) or `flows` (inline rows), not both")),
+        (None, None) => Err(s.err("path", "a flow_list needs `path` (a CSV file) or `flows` (inline rows)")),
+        (Some(file), None) => {
+            let text = std::fs::read_to_string(&file).map_err(|e| s.err("path", format!("cannot read {file}: {e}")))?;
+            let flows = super::flow_list::parse(&text, &file).map_err(|e| s.err("path", e))?;
+            s.ensure(!flows.is_empty(), "path", format!("{file} has a header but no flows"))?;
+            Ok(Kind::FlowList { file, flows, inline: false })
+        }
+        (None, Some(rows)) => {
+            s.ensure(!rows.is_empty(), "flows", "is empty: list at least one [src, dst, size_bytes, start_us]")?;
+            let flows = super::flow_list::from_rows(rows).map_err(|(i, m)| s.err(&format!("flows[{i}]"), m))?;
+            Ok(Kind::FlowList { file: s.field("flows"), flows, inline: true })
+        }
+    }
 }
 
 /// Host ids are checked against the topology when the workload is built.
@@ -208,7 +252,11 @@ fn read_closed_loop(s: &mut Section) -> SpecResult<Kind> {
     let size = size(s)?;
     let think =
         s.f64_or("think_us", 0.0, "us", "[closed_loop] wait between a message's completion and the next one's start")?;
-    s.ensure((0.0..=1e9).contains(&think), "think_us", format!("must be in [0, 1e9] us, got {think}"))?;
+    s.ensure(
+        (0.0..=MAX_THINK_US).contains(&think),
+        "think_us",
+        format!("must be in [0, {MAX_THINK_US:e}] us, got {think}"),
+    )?;
     let start = start_us(s)?;
     let stop = stop_us(s, start)?;
     if s.is_describe() {
@@ -273,13 +321,91 @@ impl WorkloadSpec {
             }
             s.finish()?;
         }
-        if components.len() > u16::MAX as usize {
+        if components.is_empty() && !top.is_describe() {
             return Err(SpecError {
                 field: "workload".into(),
-                message: format!("at most {} workload components", u16::MAX),
+                message: "is empty: a run needs at least one workload component".into(),
+            });
+        }
+        if components.len() > MAX_WORKLOAD_COMPONENTS {
+            return Err(SpecError {
+                field: "workload".into(),
+                message: format!("at most {MAX_WORKLOAD_COMPONENTS} workload components"),
             });
         }
         Ok(WorkloadSpec { components })
+    }
+}
+
+/// What the timing checks need to know about the run.
+pub struct RunTiming {
+    /// End of the run.
+    pub end: Time,
+    /// Hosts and their link rate in bytes per second, for the expected number of arrivals.
+    pub hosts: u64,
+    pub host_bytes_per_sec: f64,
+}
+
+impl WorkloadSpec {
+    /// Components that would start nothing before the run ends are errors naming the key that puts
+    /// them there; a flow list partly past the end, or a component expecting under one arrival, is
+    /// a warning (returned as "`field`: message").
+    pub fn check_timing(&self, run: &RunTiming) -> SpecResult<Vec<String>> {
+        let mut warnings = Vec::new();
+        let end_us = run.end as f64 / 1e6;
+        let after_end = |c: &ComponentSpec, key: &str, at: Time| -> SpecResult<()> {
+            if at >= run.end {
+                return Err(c.err(
+                    key,
+                    format!("{} us is at or after the end of the run (duration_us = {end_us}): the component would start no flow", at as f64 / 1e6),
+                ));
+            }
+            Ok(())
+        };
+        // Expected arrivals of a rate-driven component between its start and its stop.
+        let expect = |c: &ComponentSpec, per_sec: f64, start: Time, stop: Option<Time>, what: &str| {
+            let span = stop.unwrap_or(run.end).min(run.end).saturating_sub(start) as f64 / 1e12;
+            let n = per_sec * span;
+            (n < 1.0).then(|| {
+                format!("`{}`: expects {n:.2} {what} before the run ends: raise the load or the duration", c.path)
+            })
+        };
+        let capacity = run.hosts as f64 * run.host_bytes_per_sec;
+        for c in &self.components {
+            match &c.kind {
+                Kind::Poisson { load, cdf, rule, start, stop } => {
+                    after_end(c, "start_us", *start)?;
+                    warnings.extend(expect(c, load * capacity / cdf.mean(*rule), *start, *stop, "flows"));
+                }
+                Kind::Permutation { start, .. } | Kind::ClosedLoop { start, .. } => after_end(c, "start_us", *start)?,
+                Kind::Incast { mode: IncastMode::Once { at, .. }, .. } => after_end(c, "at_us", *at)?,
+                Kind::Incast { senders, size, mode: IncastMode::Overlay { load, start, stop, .. } } => {
+                    after_end(c, "start_us", *start)?;
+                    let per_sec = load * capacity / (*senders as f64 * *size as f64);
+                    warnings.extend(expect(c, per_sec, *start, *stop, "incast events"));
+                }
+                Kind::FlowList { file, flows, inline } => {
+                    let key = if *inline { "flows" } else { "path" };
+                    let late = flows.iter().filter(|f| f.start >= run.end).count();
+                    if late == flows.len() {
+                        return Err(c.err(
+                            key,
+                            format!(
+                                "every flow in {file} starts at or after the end of the run (duration_us = {end_us})"
+                            ),
+                        ));
+                    }
+                    if late > 0 {
+                        warnings.push(format!(
+                            "`{}.{key}`: {late} of the {} flows in {file} start at or after the end of the run (duration_us = {end_us}) and never run",
+                            c.path,
+                            flows.len()
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(warnings)
     }
 }
 

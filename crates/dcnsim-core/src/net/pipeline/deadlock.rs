@@ -52,26 +52,54 @@ impl Network {
 
     /// The stuck pairs, if any, as a deadlock with one cycle through them.
     pub fn find_deadlock(&self, now: Time) -> Option<Deadlock> {
+        let pairs = self.paused_pairs_holding_bytes()?;
+        let index: HashMap<(PortId, u8), usize> = pairs.iter().enumerate().map(|(k, &pc)| (pc, k)).collect();
+        let (waits_on, waits_outside) = self.waits(&pairs, &index);
+        let mut stuck: Vec<bool> = (0..pairs.len()).map(|u| !waits_outside[u] && !waits_on[u].is_empty()).collect();
+        // Discard pairs that wait on a pair no longer stuck, until nothing changes.
+        loop {
+            let mut changed = false;
+            for u in 0..pairs.len() {
+                if stuck[u] && waits_on[u].iter().any(|&v| !stuck[v]) {
+                    stuck[u] = false;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let start = (0..pairs.len()).find(|&u| stuck[u])?;
+        let cycle = cycle_from(start, &waits_on, &stuck).into_iter().map(|w| pairs[w].0).collect();
+        Some(Deadlock { at: now, class: pairs[start].1, cycle, stuck_pairs: stuck.iter().filter(|&&s| s).count() })
+    }
+
+    /// (port, class) pairs paused at the port, still held paused by the switch it feeds, with bytes
+    /// in that switch's buffer and no PFC frame on the way back; `None` if there are none.
+    fn paused_pairs_holding_bytes(&self) -> Option<Vec<(PortId, u8)>> {
         let b = self.buffers.as_deref()?;
-        let mut pairs: Vec<(PortId, u8)> = Vec::new();
+        let mut pairs = Vec::new();
         for (id, p) in self.ports.iter().enumerate() {
             let i = &b.ports[id];
             let held_paused = p.paused & i.paused;
             if held_paused == 0 || i.into == u32::MAX {
                 continue;
             }
-            let frame_on_the_way = self.ports[Network::reverse(id as PortId) as usize].pipe_packets().any(is_mac_frame);
+            if self.ports[Network::reverse(id as PortId) as usize].pipe_packets().any(is_mac_frame) {
+                continue;
+            }
             for c in 0..MAX_PRIORITIES {
-                if held_paused & (1 << c) != 0 && b.held(id as PortId, c as usize) > 0 && !frame_on_the_way {
+                if held_paused & (1 << c) != 0 && b.held(id as PortId, c as usize) > 0 {
                     pairs.push((id as PortId, c));
                 }
             }
         }
-        if pairs.is_empty() {
-            return None;
-        }
-        let index: HashMap<(PortId, u8), usize> = pairs.iter().enumerate().map(|(k, &pc)| (pc, k)).collect();
-        // What each pair waits on: the egress pairs holding its packets (none outside the set).
+        (!pairs.is_empty()).then_some(pairs)
+    }
+
+    /// For each pair, the pairs among `pairs` its queued packets wait on (the egress ports and
+    /// classes holding them), and whether any waits on something else.
+    fn waits(&self, pairs: &[(PortId, u8)], index: &HashMap<(PortId, u8), usize>) -> (Vec<BTreeSet<usize>>, Vec<bool>) {
         let mut waits_on: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); pairs.len()];
         let mut waits_outside = vec![false; pairs.len()];
         let switches: BTreeSet<u32> = pairs.iter().map(|&(p, _)| self.ports[p as usize].peer).collect();
@@ -91,43 +119,28 @@ impl Network {
                 }
             }
         }
-        let mut stuck: Vec<bool> = (0..pairs.len()).map(|u| !waits_outside[u] && !waits_on[u].is_empty()).collect();
-        loop {
-            let mut changed = false;
-            for u in 0..pairs.len() {
-                if stuck[u] && waits_on[u].iter().any(|&v| !stuck[v]) {
-                    stuck[u] = false;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        let start = (0..pairs.len()).find(|&u| stuck[u])?;
-        // Every stuck pair waits only on stuck pairs, so the walk goes on until it repeats.
-        let mut seen: HashMap<usize, usize> = HashMap::new();
-        let mut walk = vec![start];
-        let mut u = start;
-        loop {
-            seen.insert(u, walk.len() - 1);
-            u = *waits_on[u].iter().find(|&&v| stuck[v]).expect("a stuck pair waits on a stuck pair");
-            if let Some(&k) = seen.get(&u) {
-                let cycle: Vec<PortId> = walk[k..].iter().map(|&w| pairs[w].0).collect();
-                return Some(Deadlock {
-                    at: now,
-                    class: pairs[start].1,
-                    cycle,
-                    stuck_pairs: stuck.iter().filter(|&&s| s).count(),
-                });
-            }
-            walk.push(u);
-        }
+        (waits_on, waits_outside)
     }
 
     /// A port as "owner->peer" (for reports).
     pub fn port_name(&self, port: PortId) -> String {
         let p = &self.ports[port as usize];
         format!("{}->{}", self.node_names[p.owner as usize], self.node_names[p.peer as usize])
+    }
+}
+
+/// Walks from a stuck pair along what it waits on until a pair repeats; returns that cycle. Every
+/// stuck pair waits only on stuck pairs, so the walk never ends before repeating.
+fn cycle_from(start: usize, waits_on: &[BTreeSet<usize>], stuck: &[bool]) -> Vec<usize> {
+    let mut seen: HashMap<usize, usize> = HashMap::new();
+    let mut walk = vec![start];
+    let mut u = start;
+    loop {
+        seen.insert(u, walk.len() - 1);
+        u = *waits_on[u].iter().find(|&&v| stuck[v]).expect("a stuck pair waits on a stuck pair");
+        if let Some(&k) = seen.get(&u) {
+            return walk.split_off(k);
+        }
+        walk.push(u);
     }
 }

@@ -125,6 +125,11 @@ pub fn read(s: &mut Section, base: &QueueConfig) -> SpecResult<(Ecn, EcnAt)> {
         "enqueue: on the port's occupancy the arriving packet sees (DCTCP); dequeue: on what the departing packet's class still holds (HPCC/DCQCN ns-3 switches)",
     )?;
     let at = if at == "dequeue" { EcnAt::Dequeue } else { EcnAt::Enqueue };
+    Ok((read_thresholds(s, base, &kind)?, at))
+}
+
+/// The thresholds of ECN marking `kind` (none, step, red), this table's or `base`'s.
+fn read_thresholds(s: &mut Section, base: &QueueConfig, kind: &str) -> SpecResult<Ecn> {
     let k = read_amount(s, "ecn_k", "step marking threshold K: mark when occupancy > K")?;
     let rmin = read_amount(s, "red_min", "RED: no marking at or below this occupancy")?;
     let rmax = read_amount(s, "red_max", "RED: mark everything above this occupancy")?;
@@ -137,7 +142,7 @@ pub fn read(s: &mut Section, base: &QueueConfig) -> SpecResult<(Ecn, EcnAt)> {
         "probability",
         "RED: marking probability at red_max",
     )?;
-    let ecn = match kind.as_str() {
+    let ecn = match kind {
         "none" => {
             s.ensure(
                 k.is_none() && rmin.is_none() && rmax.is_none(),
@@ -179,7 +184,7 @@ pub fn read(s: &mut Section, base: &QueueConfig) -> SpecResult<(Ecn, EcnAt)> {
             Ecn::Red { min, max, pmax }
         }
     };
-    Ok((ecn, at))
+    Ok(ecn)
 }
 
 #[cfg(test)]

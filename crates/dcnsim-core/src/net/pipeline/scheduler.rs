@@ -163,6 +163,7 @@ pub fn read(s: &mut Section, base: &QueueConfig, priorities: u8, min_quantum: u3
         "bytes",
         "drr: credit each class earns per turn, one entry per class, each at least mtu_bytes; default one MTU each",
     )?;
+    debug_assert!(priorities <= MAX_PRIORITIES);
     let strict = s.u64_or(
         "strict_classes",
         base.strict_classes as u64,
@@ -174,15 +175,29 @@ pub fn read(s: &mut Section, base: &QueueConfig, priorities: u8, min_quantum: u3
         "strict_classes",
         format!("must leave at least one weighted class: below priorities ({priorities}), got {strict}"),
     )?;
+    let scheduling = check(s, &sched, &weights, &quanta, priorities, min_quantum)?;
+    let strict = if scheduling == Scheduling::Strict { 0 } else { strict as u8 };
+    Ok((scheduling, strict))
+}
+
+/// The discipline `sched` with its weights or quanta, checked.
+fn check(
+    s: &mut Section,
+    sched: &str,
+    weights: &[f64],
+    quanta: &[f64],
+    priorities: u8,
+    min_quantum: u32,
+) -> SpecResult<Scheduling> {
     let whole = |v: &[f64], lo: f64| v.iter().all(|&w| w >= lo && w.fract() == 0.0 && w <= 1e9);
-    let scheduling = match sched.as_str() {
+    Ok(match sched {
         "wrr" => {
             s.ensure(
                 weights.len() == priorities as usize,
                 "wrr_weights",
                 format!("needs one weight per class ({priorities}), got {}", weights.len()),
             )?;
-            s.ensure(whole(&weights, 1.0), "wrr_weights", "weights must be whole numbers >= 1")?;
+            s.ensure(whole(weights, 1.0), "wrr_weights", "weights must be whole numbers >= 1")?;
             Scheduling::Wrr(weights.iter().map(|&w| w as u32).collect())
         }
         "drr" => {
@@ -192,7 +207,7 @@ pub fn read(s: &mut Section, base: &QueueConfig, priorities: u8, min_quantum: u3
                 format!("needs one quantum per class ({priorities}), got {}", quanta.len()),
             )?;
             s.ensure(
-                whole(&quanta, min_quantum as f64),
+                whole(quanta, min_quantum as f64),
                 "drr_quanta_bytes",
                 format!("quanta must be whole numbers of bytes, at least one packet ({min_quantum} bytes)"),
             )?;
@@ -212,8 +227,5 @@ pub fn read(s: &mut Section, base: &QueueConfig, priorities: u8, min_quantum: u3
             )?;
             Scheduling::Strict
         }
-    };
-    debug_assert!(priorities <= MAX_PRIORITIES);
-    let strict = if scheduling == Scheduling::Strict { 0 } else { strict as u8 };
-    Ok((scheduling, strict))
+    })
 }

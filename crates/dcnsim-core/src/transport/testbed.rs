@@ -1,0 +1,164 @@
+//! Test harness: runs one protocol instance — registered or not, e.g. a sender with a test-only
+//! controller — on a network built from a spec, through the same event handling as the
+//! simulation (`scenario/run.rs`), with a given list of flows. It can drop delivered packets at
+//! random (loss on the last link) and inject stray packets, for loss-recovery and robustness
+//! tests. Test builds only.
+
+use super::{Ctx, Framing, Protocol, TransportEnv};
+use crate::engine::events::{Event, EventQueue};
+use crate::engine::rng::Rng;
+use crate::engine::time::Time;
+use crate::metrics::flows::{FlowLog, FlowRecord};
+use crate::metrics::ideal::ideal_fct;
+use crate::net::packet::{Fate, FlowId, HostId, Packet, PacketKind};
+use crate::net::Network;
+use crate::scenario::read_spec;
+
+/// A flow to start: (src, dst, size in bytes, start time).
+pub type FlowSpec = (HostId, HostId, u64, Time);
+
+pub struct Testbed<P: Protocol> {
+    pub net: Network,
+    pub events: EventQueue,
+    pub flows: FlowLog,
+    pub proto: P,
+    pub framing: Framing,
+    arrivals: Vec<FlowSpec>,
+    next: usize,
+    /// Probability that a packet reaching a host is lost instead (per kind: data, others).
+    loss: (f64, f64),
+    rng: Rng,
+    pub lost: u64,
+}
+
+impl<P: Protocol> Testbed<P> {
+    /// `spec_toml` is a run spec (its `[transport]` and workload are only read, not used); the
+    /// protocol is built by `make` from the network's environment.
+    pub fn new(spec_toml: &str, flows: &[FlowSpec], make: impl FnOnce(&TransportEnv) -> P) -> Testbed<P> {
+        let value: toml::Value = toml::from_str(spec_toml).expect("test spec parses");
+        let (spec, _) = read_spec(&serde_json::to_value(value).unwrap()).expect("test spec is valid");
+        let graph = spec.topology.build().expect("topology builds");
+        let mut net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed).unwrap();
+        let lb = spec.transports[0].load_balancing;
+        let env = TransportEnv::new(&net, spec.framing, lb, spec.seed, 0, None);
+        let proto = make(&env);
+        if P::WANTS_NIC_IDLE {
+            for h in 0..net.hosts {
+                let port = net.nic_port(h) as usize;
+                net.ports[port].notify_idle = true;
+            }
+        }
+        let mut arrivals = flows.to_vec();
+        arrivals.sort_by_key(|f| f.3);
+        let mut events = EventQueue::new();
+        if let Some(first) = arrivals.first() {
+            events.schedule(first.3, Event::FlowArrival);
+        }
+        let mut log = FlowLog::new(net.hosts);
+        log.open_window(0);
+        Testbed {
+            net,
+            events,
+            flows: log,
+            proto,
+            framing: spec.framing,
+            arrivals,
+            next: 0,
+            loss: (0.0, 0.0),
+            rng: Rng::seed_from(spec.seed ^ 0x1055),
+            lost: 0,
+        }
+    }
+
+    /// Loses each packet reaching a host with these probabilities (data, other kinds).
+    pub fn with_loss(mut self, data: f64, control: f64) -> Self {
+        self.loss = (data, control);
+        self
+    }
+
+    /// Runs until no event is left or the next is past `until`.
+    pub fn run(&mut self, until: Time) {
+        let framing = self.framing;
+        while let Some(t) = self.events.peek_time() {
+            if t > until {
+                break;
+            }
+            let (now, ev) = self.events.pop().unwrap();
+            match ev {
+                Event::LinkArrival(port) => {
+                    let Some((pkt, node)) = self.net.on_link_arrival(port, now, &mut self.events) else {
+                        continue; // lost on the link
+                    };
+                    if node >= self.net.hosts {
+                        self.net.forward(node, pkt, now, &mut self.events);
+                        continue;
+                    }
+                    let p = *self.net.pool.get(pkt);
+                    let loss = if p.kind == PacketKind::Data { self.loss.0 } else { self.loss.1 };
+                    if loss > 0.0 && self.rng.bernoulli(loss) {
+                        self.net.pool.release(pkt, Fate::Dropped);
+                        self.lost += 1;
+                        continue;
+                    }
+                    self.net.pool.release(pkt, Fate::Delivered);
+                    let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, 0);
+                    self.proto.on_packet(&mut ctx, node, &p);
+                }
+                Event::PortFree(port) if self.net.on_port_free(port, now, &mut self.events) => {
+                    let host = self.net.ports[port as usize].owner;
+                    let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, 0);
+                    self.proto.on_nic_idle(&mut ctx, host);
+                }
+                Event::Timer { kind, id, .. } => {
+                    let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, 0);
+                    self.proto.on_timer(&mut ctx, kind, id);
+                }
+                Event::FlowArrival => self.start_flows(now),
+                _ => {}
+            }
+        }
+        self.net.check_conservation().unwrap();
+    }
+
+    fn start_flows(&mut self, now: Time) {
+        while let Some(&(src, dst, size, start)) = self.arrivals.get(self.next) {
+            if start > now {
+                self.events.schedule(start, Event::FlowArrival);
+                return;
+            }
+            self.next += 1;
+            let rec = FlowRecord { src, dst, size, start, end: None, component: 0 };
+            let id = self.flows.start(rec);
+            let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, self.framing, 0);
+            self.proto.start_flow(&mut ctx, id);
+        }
+    }
+
+    /// Hands `pkt` to its source's NIC now, as a transport would (for stray-packet tests).
+    pub fn inject(&mut self, pkt: Packet) {
+        let now = self.events.now();
+        let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, self.framing, 0);
+        ctx.send(pkt);
+    }
+
+    /// Completion time of a flow, if it finished.
+    pub fn fct(&self, id: FlowId) -> Option<Time> {
+        let r = self.flows.get(id);
+        r.end.map(|e| e - r.start)
+    }
+
+    /// The flow's exact ideal completion time over its (single) path.
+    pub fn ideal_fct(&self, id: FlowId) -> Time {
+        let r = self.flows.get(id);
+        let hops = self.net.path_hops(r.src, r.dst);
+        ideal_fct(r.size, self.framing.mss(), self.framing.header_bytes, &hops)
+    }
+
+    /// Every started flow finished with exactly its bytes delivered.
+    pub fn assert_all_complete(&self) {
+        for (id, r) in self.flows.records.iter().enumerate() {
+            assert!(r.end.is_some(), "flow {id} ({} bytes) did not finish", r.size);
+            assert_eq!(self.flows.delivered_per_flow[id], r.size, "flow {id}");
+        }
+    }
+}

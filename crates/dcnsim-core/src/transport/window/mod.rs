@@ -1,0 +1,232 @@
+//! The window sender: a reliable byte stream ([`sender`]) whose window comes from a congestion
+//! controller ([`cc`]). A protocol built on it is a [`WindowProtocol`]: its names, its
+//! controller and the controller's own spec keys; [`WindowTransport`] makes it a [`Protocol`].
+//! DCTCP (`transport/dctcp.rs`), NewReno (`transport/newreno.rs`) and Swift (`transport/swift.rs`) are such
+//! protocols.
+
+pub mod cc;
+pub mod sender;
+#[cfg(test)]
+mod tests;
+
+use super::conns::ConnTable;
+use super::{ClassUse, Conformance, Ctx, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
+use crate::engine::time::from_us;
+use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet, PacketKind};
+use crate::scenario::reader::{Section, SpecResult};
+use cc::{CongestionControl, WindowSetup};
+use sender::{Conn, Counters, SenderConfig, Status, TIMER_PACE, TIMER_RTO};
+
+/// A protocol made of the window sender and a congestion controller.
+pub trait WindowProtocol {
+    /// The registered name(s) with a one-line description citing the paper.
+    const NAMES: &'static [(&'static str, &'static str)];
+    /// Data packets are ECN-capable.
+    const ECN: bool;
+    type Control: CongestionControl;
+    type Params: Clone + std::fmt::Debug + PartialEq;
+
+    /// The spec fragment the conformance suite runs the protocol with (its lone flows are exact:
+    /// data leaves at line rate from the first instant when the initial window covers the BDP).
+    const CONFORMANCE_SPEC: &'static str = "";
+
+    /// Reads the controller's own keys (read before the sender's shared ones).
+    fn read_params(s: &mut Section) -> SpecResult<Self::Params>;
+    fn control(params: &Self::Params, window: &WindowSetup) -> Self::Control;
+
+    /// The counter of window cuts for congestion signals (the controller's `on_ack` returning true).
+    const CUT_COUNTER: &'static str = "ecn_window_cuts";
+
+    /// The controller scales with the path's switch count (Swift's per-hop target): the sender then
+    /// builds each flow's controller with [`WindowProtocol::control_on_path`].
+    const WANTS_HOPS: bool = false;
+    /// The controller of a flow whose path crosses `hops` switches (0 unless `WANTS_HOPS`).
+    fn control_on_path(params: &Self::Params, window: &WindowSetup, hops: u32) -> Self::Control {
+        debug_assert!(Self::WANTS_HOPS || hops == 0);
+        Self::control(params, window)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowConfig<P> {
+    pub params: P,
+    pub window: WindowSetup,
+    pub sender: SenderConfig,
+}
+
+/// Reads the keys every window protocol shares.
+fn read_shared(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecResult<(WindowSetup, SenderConfig)> {
+    s.renamed("init_cwnd_packets", "initial_window_packets")?;
+    s.renamed("max_cwnd_packets", "max_window_packets")?;
+    s.renamed("ack_priority", "control_priority")?;
+    let iw = s.u64_or(
+        "initial_window_packets",
+        10,
+        "packets",
+        "[dctcp, newreno, swift] initial congestion window (SIRD's evaluation: ~1 BDP)",
+    )?;
+    s.ensure((1..=1_000_000).contains(&iw), "initial_window_packets", "must be in [1, 1000000]")?;
+    let slow_start = s.bool_or(
+        "slow_start",
+        true,
+        "[dctcp, newreno] grow exponentially up to ssthresh; false = fixed initial window, additive increase only (an error for swift)",
+    )?;
+    let max_window = s.u64_opt(
+        "max_window_packets",
+        "packets",
+        "[dctcp, newreno, swift] cap on the congestion window; unset = none",
+    )?;
+    if let Some(m) = max_window {
+        s.ensure(m >= 1, "max_window_packets", "must be at least 1")?;
+    }
+    let min_rto = s.f64_or("min_rto_us", 200.0, "us", "[dctcp, newreno, swift] floor of the retransmission timeout")?;
+    s.ensure(min_rto > 0.0 && min_rto <= crate::limits::MAX_RTO_US, "min_rto_us", "must be in (0, 1e7] us")?;
+    let init_rto = s.f64_or(
+        "initial_rto_us",
+        1000.0,
+        "us",
+        "[dctcp, newreno, swift] retransmission timeout before the first RTT sample",
+    )?;
+    s.ensure(init_rto > 0.0 && init_rto <= crate::limits::MAX_RTO_US, "initial_rto_us", "must be in (0, 1e7] us")?;
+    let dupack =
+        s.u64_or("dupack_threshold", 3, "ACKs", "[dctcp, newreno, swift] duplicate ACKs that trigger fast retransmit")?;
+    s.ensure((1..=100).contains(&dupack), "dupack_threshold", "must be in [1, 100]")?;
+    let data_priority =
+        s.u64_or("data_priority", 0, "class", "[dctcp, newreno, swift] priority class of data packets (0 = highest)")?;
+    let control_priority =
+        s.u64_or("control_priority", 0, "class", "[dctcp, newreno, swift] priority class of ACKs (0 = highest)")?;
+    s.ensure(data_priority < 8, "data_priority", "must be in 0..7")?;
+    s.ensure(control_priority < 8, "control_priority", "must be in 0..7")?;
+    s.ensure(
+        env.load_balancing != LoadBalancing::Source,
+        "protocol",
+        format!("{name} does not choose source routes; use routing.load_balancing = \"ecmp\" or \"spray\""),
+    )?;
+    let window = WindowSetup {
+        mss_bytes: env.framing.mss() as u64,
+        initial_window_packets: iw,
+        max_window_packets: max_window,
+        slow_start,
+    };
+    let sender = SenderConfig {
+        framing: env.framing,
+        dupack_threshold: dupack as u32,
+        min_rto: from_us(min_rto),
+        initial_rto: from_us(init_rto),
+        data_priority: data_priority as u8,
+        control_priority: control_priority as u8,
+        ecn_capable: ecn,
+        lb: env.load_balancing,
+    };
+    Ok((window, sender))
+}
+
+/// A window protocol as a transport: its connections and counters.
+pub struct WindowTransport<P: WindowProtocol> {
+    cfg: WindowConfig<P::Params>,
+    conns: ConnTable<Conn<P::Control>>,
+    counters: Counters,
+}
+
+impl<P: WindowProtocol> WindowTransport<P> {
+    #[inline]
+    fn check(&self, slot: u32) {
+        if cfg!(debug_assertions) {
+            self.conns[slot].check_invariants(&self.cfg.sender);
+        }
+    }
+}
+
+impl<P: WindowProtocol> Protocol for WindowTransport<P> {
+    const NAMES: &'static [(&'static str, &'static str)] = P::NAMES;
+    type Config = WindowConfig<P::Params>;
+
+    fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config> {
+        let params = P::read_params(s)?;
+        let (window, sender) = read_shared(s, name, env, P::ECN)?;
+        Ok(WindowConfig { params, window, sender })
+    }
+
+    fn name(_cfg: &Self::Config) -> &'static str {
+        P::NAMES[0].0
+    }
+
+    fn conformance(_name: &str) -> Conformance {
+        Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: LoneFlow::Exact, exempt: &[] }
+    }
+
+    fn needs(cfg: &Self::Config) -> Needs {
+        let class = |key, class, purpose| ClassUse { key, class, explicit: true, purpose };
+        let (data, control) = (cfg.sender.data_priority, cfg.sender.control_priority);
+        Needs {
+            classes: vec![class("data_priority", data, "data"), class("control_priority", control, "ACKs")],
+            ..Needs::default()
+        }
+    }
+
+    fn new(cfg: &Self::Config, env: &TransportEnv) -> Self {
+        debug_assert_eq!(cfg.sender.framing, env.framing);
+        WindowTransport { cfg: cfg.clone(), conns: ConnTable::default(), counters: Counters::default() }
+    }
+
+    fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
+        let rec = ctx.flow(id);
+        let hops = if P::WANTS_HOPS { ctx.hops(rec.src, rec.dst) } else { 0 };
+        let cc = P::control_on_path(&self.cfg.params, &self.cfg.window, hops);
+        let conn = Conn::new(id, rec.src, rec.dst, rec.size, &self.cfg.sender, cc);
+        let slot = self.conns.insert(id, conn);
+        self.conns[slot].send_window(ctx, &self.cfg.sender, &mut self.counters);
+        self.check(slot);
+    }
+
+    fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
+        let Some(slot) = self.conns.slot(pkt.flow) else {
+            return; // a straggler for a connection that already finished
+        };
+        let c = &mut self.conns[slot];
+        let (src, dst) = c.endpoints();
+        match pkt.kind {
+            PacketKind::Data if host == dst => c.on_data(ctx, &self.cfg.sender, pkt),
+            PacketKind::Ack if host == src => {
+                if c.on_ack(ctx, &self.cfg.sender, pkt, &mut self.counters) == Status::Done {
+                    self.conns.remove(pkt.flow, slot);
+                    return;
+                }
+            }
+            _ => return, // not a kind this sender uses (e.g. a trimmed header), or at the wrong host
+        }
+        self.check(slot);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+        let Some(slot) = self.conns.slot(id) else { return };
+        let c = &mut self.conns[slot];
+        match kind {
+            TIMER_RTO => c.on_rto_timer(ctx, &self.cfg.sender, &mut self.counters),
+            TIMER_PACE => c.on_pace_timer(ctx, &self.cfg.sender, &mut self.counters),
+            _ => return,
+        }
+        self.check(slot);
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let n = &self.counters;
+        vec![
+            ("retransmitted_packets", n.retransmitted_packets),
+            ("fast_retransmits", n.fast_retransmits),
+            ("timeouts", n.timeouts),
+            (P::CUT_COUNTER, n.window_cuts),
+        ]
+    }
+
+    fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {
+        if let Some(slot) = self.conns.slot(flow) {
+            let c = &self.conns[slot];
+            c.cc.state(out);
+            out.push(("in_flight_bytes", c.in_flight_bytes() as f64));
+            if let Some(srtt) = c.srtt_us() {
+                out.push(("srtt_us", srtt));
+            }
+        }
+    }
+}

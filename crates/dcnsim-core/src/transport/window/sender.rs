@@ -1,0 +1,335 @@
+//! One reliable byte stream over the window sender: the sender's and the receiver's halves of a
+//! connection (each touched only by its own host), generic over the congestion controller.
+//!
+//! Sender: snd_una (first unacknowledged byte), snd_nxt (next byte to send; goes back after a
+//! timeout), snd_max (highest byte ever sent). New data goes while the bytes in flight fit the
+//! controller's window (one segment is always allowed when nothing is in flight, so a window
+//! under one MSS cannot stall) and, when the controller sets a pacing rate, no sooner than the
+//! pacing slot. Loss recovery: fast retransmit on the `dupack_threshold`-th duplicate ACK, then
+//! NewReno fast recovery (RFC 6582) with partial ACKs resending the next hole, until the ACK
+//! passes `recover` (snd_max when recovery began); the retransmission timer (RFC 6298, via
+//! [`RttEstimator`]) backs off exponentially and goes back N (snd_nxt = snd_una).
+//!
+//! Receiver: cumulative ACK (next byte expected), out-of-order data buffered; one ACK per data
+//! packet, echoing the packet's CE mark (ECE) and its send time stamp.
+//!
+//! Packet fields: `seq` = byte offset of the first payload byte; `ack` = cumulative ACK; `ts` =
+//! send time of the data packet, echoed by its ACK; `path` = the flow's ECMP key.
+
+use super::cc::{AckInfo, AckPhase, CongestionControl, LossInfo};
+use crate::engine::rng::mix64;
+use crate::engine::time::Time;
+use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
+use crate::transport::parts::{ReceivedBytes, RttEstimator};
+use crate::transport::{Ctx, Framing};
+
+pub const TIMER_RTO: u8 = 0;
+pub const TIMER_PACE: u8 = 1;
+
+/// The sender's fixed parameters (the controller has its own).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SenderConfig {
+    pub framing: Framing,
+    pub dupack_threshold: u32,
+    pub min_rto: Time,
+    pub initial_rto: Time,
+    pub data_priority: u8,
+    pub control_priority: u8,
+    /// Data packets carry ECT (switches with ECN mark them rather than drop).
+    pub ecn_capable: bool,
+    pub lb: LoadBalancing,
+}
+
+impl SenderConfig {
+    #[inline]
+    fn mss(&self) -> u64 {
+        self.framing.mss() as u64
+    }
+}
+
+/// Protocol-wide counters, summed over connections.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub retransmitted_packets: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    /// Window cuts for congestion signals (ECN echoes, or delay over target for Swift), not for losses.
+    pub window_cuts: u64,
+}
+
+/// What an ACK left the connection in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Open,
+    /// Every byte is acknowledged: the connection is done on both sides.
+    Done,
+}
+
+pub struct Conn<C> {
+    pub id: FlowId,
+    src: HostId,
+    dst: HostId,
+    size: u64,
+    path_key: u32,
+    // Sender.
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    dupacks: u32,
+    in_recovery: bool,
+    recover: u64,
+    pub cc: C,
+    rtt: RttEstimator,
+    backoff: u32,
+    /// When the retransmission timer expires; `None` when nothing is outstanding.
+    rto_deadline: Option<Time>,
+    /// One timer event per connection is pending; the deadline itself moves without events.
+    rto_timer_pending: bool,
+    /// Pacing: the next data packet may not leave before this.
+    next_send_at: Time,
+    pace_timer_pending: bool,
+    // Receiver.
+    received: ReceivedBytes,
+}
+
+impl<C: CongestionControl> Conn<C> {
+    pub fn new(id: FlowId, src: HostId, dst: HostId, size: u64, cfg: &SenderConfig, cc: C) -> Conn<C> {
+        Conn {
+            id,
+            src,
+            dst,
+            size,
+            path_key: mix64(id as u64 ^ 0x5eed) as u32,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            cc,
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto),
+            backoff: 0,
+            rto_deadline: None,
+            rto_timer_pending: false,
+            next_send_at: 0,
+            pace_timer_pending: false,
+            received: ReceivedBytes::default(),
+        }
+    }
+
+    /// (sender, receiver).
+    #[inline]
+    pub fn endpoints(&self) -> (HostId, HostId) {
+        (self.src, self.dst)
+    }
+
+    /// Smoothed RTT in microseconds, once there is a sample.
+    pub fn srtt_us(&self) -> Option<f64> {
+        self.rtt.srtt_ps().map(|ps| ps / 1e6)
+    }
+
+    /// Bytes sent and not yet acknowledged.
+    pub fn in_flight_bytes(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// Sends new data (or, after a timeout, data again) while the window and the pacer allow.
+    pub fn send_window(&mut self, ctx: &mut Ctx, cfg: &SenderConfig, n: &mut Counters) {
+        let mss = cfg.mss();
+        let pacing = self.cc.pacing_rate();
+        while self.snd_nxt < self.size {
+            let len = mss.min(self.size - self.snd_nxt);
+            let flight = self.snd_nxt - self.snd_una;
+            if flight > 0 && (flight + len) as f64 > self.cc.window_bytes() {
+                break;
+            }
+            if let Some(rate) = pacing {
+                if ctx.now() < self.next_send_at {
+                    if !self.pace_timer_pending {
+                        self.pace_timer_pending = true;
+                        ctx.set_timer(self.next_send_at, TIMER_PACE, self.id);
+                    }
+                    break;
+                }
+                self.next_send_at = ctx.now() + rate.tx_time(cfg.framing.wire(len as u32));
+            }
+            let retx = self.snd_nxt < self.snd_max;
+            self.emit(ctx, cfg, self.snd_nxt, len as u32, retx);
+            if retx {
+                n.retransmitted_packets += 1;
+            }
+            self.snd_nxt += len;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+        }
+        self.arm_rto(ctx);
+    }
+
+    fn emit(&self, ctx: &mut Ctx, cfg: &SenderConfig, seq: u64, len: u32, retx: bool) {
+        let mut p = Packet::new(PacketKind::Data, self.id, self.src, self.dst, cfg.framing.wire(len));
+        p.payload = len;
+        p.seq = seq;
+        p.ts = ctx.now();
+        p.path = self.path_key;
+        p.lb = cfg.lb;
+        p.prio = cfg.data_priority;
+        if cfg.ecn_capable {
+            p.flags |= flags::ECT;
+        }
+        if retx {
+            p.flags |= flags::RETX;
+        }
+        if seq + len as u64 == self.size {
+            p.flags |= flags::LAST;
+        }
+        ctx.send(p);
+    }
+
+    /// Resends the segment at snd_una (fast retransmit, partial ACK).
+    fn resend_first(&self, ctx: &mut Ctx, cfg: &SenderConfig, n: &mut Counters) {
+        let len = cfg.mss().min(self.size - self.snd_una) as u32;
+        self.emit(ctx, cfg, self.snd_una, len, true);
+        n.retransmitted_packets += 1;
+    }
+
+    fn arm_rto(&mut self, ctx: &mut Ctx) {
+        if self.snd_una < self.snd_nxt {
+            let deadline = *self.rto_deadline.get_or_insert(ctx.now() + self.rtt.backed_off_rto_ps(self.backoff));
+            if !self.rto_timer_pending {
+                self.rto_timer_pending = true;
+                ctx.set_timer(deadline, TIMER_RTO, self.id);
+            }
+        } else {
+            self.rto_deadline = None;
+        }
+    }
+
+    /// Receiver: a data packet arrived; deliver what is new and ACK it.
+    pub fn on_data(&mut self, ctx: &mut Ctx, cfg: &SenderConfig, pkt: &Packet) {
+        let end = pkt.seq.saturating_add(pkt.payload as u64).min(self.size);
+        let fresh = self.received.insert(pkt.seq.min(end), end);
+        if fresh > 0 {
+            ctx.delivered(self.id, fresh);
+            if self.received.next_expected() == self.size {
+                ctx.finished(self.id);
+            }
+        }
+        let mut ack = Packet::new(PacketKind::Ack, self.id, self.dst, self.src, cfg.framing.control_bytes);
+        ack.ack = self.received.next_expected();
+        ack.ts = pkt.ts;
+        ack.path = self.path_key;
+        ack.lb = cfg.lb;
+        ack.prio = cfg.control_priority;
+        if pkt.has(flags::CE) {
+            ack.flags |= flags::ECE;
+        }
+        ctx.send(ack);
+    }
+
+    /// Sender: an ACK arrived.
+    pub fn on_ack(&mut self, ctx: &mut Ctx, cfg: &SenderConfig, pkt: &Packet, n: &mut Counters) -> Status {
+        let ack = pkt.ack;
+        if ack < self.snd_una || ack > self.snd_max {
+            return Status::Open; // old, reordered ACK (or one for data never sent)
+        }
+        let rtt = ctx.now().saturating_sub(pkt.ts);
+        self.rtt.on_sample(rtt);
+
+        if ack == self.snd_una {
+            if self.snd_nxt > self.snd_una {
+                self.dupacks += 1;
+                if self.in_recovery {
+                    self.cc.on_dupack();
+                } else if self.dupacks == cfg.dupack_threshold {
+                    let loss = LossInfo {
+                        now: ctx.now(),
+                        snd_una: self.snd_una,
+                        snd_max: self.snd_max,
+                        dupacks: self.dupacks,
+                    };
+                    self.cc.on_fast_retransmit(&loss);
+                    self.in_recovery = true;
+                    self.recover = self.snd_max;
+                    self.resend_first(ctx, cfg, n);
+                    n.fast_retransmits += 1;
+                }
+            }
+            self.send_window(ctx, cfg, n);
+            return Status::Open;
+        }
+
+        // New data acknowledged.
+        let acked = ack - self.snd_una;
+        self.snd_una = ack;
+        // After a go-back-N the receiver may have held data beyond snd_nxt.
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.dupacks = 0;
+        self.backoff = 0;
+        self.rto_deadline = None;
+        let phase = if !self.in_recovery {
+            AckPhase::Open
+        } else if ack >= self.recover {
+            self.in_recovery = false;
+            AckPhase::RecoveryEnd
+        } else {
+            self.resend_first(ctx, cfg, n);
+            AckPhase::PartialAck
+        };
+        let info = AckInfo {
+            now: ctx.now(),
+            acked_bytes: acked,
+            ece: pkt.has(flags::ECE),
+            rtt_sample_ps: rtt,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            snd_max: self.snd_max,
+            phase,
+        };
+        if self.cc.on_ack(&info) {
+            n.window_cuts += 1;
+        }
+        if self.snd_una >= self.size {
+            self.received.clear_out_of_order();
+            return Status::Done;
+        }
+        self.send_window(ctx, cfg, n);
+        Status::Open
+    }
+
+    /// The retransmission timer event fired (the deadline may have moved since it was set).
+    pub fn on_rto_timer(&mut self, ctx: &mut Ctx, cfg: &SenderConfig, n: &mut Counters) {
+        self.rto_timer_pending = false;
+        let Some(deadline) = self.rto_deadline else { return };
+        if ctx.now() < deadline {
+            self.rto_timer_pending = true;
+            ctx.set_timer(deadline, TIMER_RTO, self.id);
+            return;
+        }
+        // Timeout: the controller collapses its window; go back to the first unacknowledged byte.
+        n.timeouts += 1;
+        let loss = LossInfo { now: ctx.now(), snd_una: self.snd_una, snd_max: self.snd_max, dupacks: 0 };
+        self.cc.on_rto(&loss);
+        self.snd_nxt = self.snd_una;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.backoff += 1;
+        self.rto_deadline = None;
+        self.send_window(ctx, cfg, n);
+    }
+
+    /// The pacing timer fired: the next packet's slot has come.
+    pub fn on_pace_timer(&mut self, ctx: &mut Ctx, cfg: &SenderConfig, n: &mut Counters) {
+        self.pace_timer_pending = false;
+        self.send_window(ctx, cfg, n);
+    }
+
+    /// The connection's invariants; checked at the end of every handler in debug builds.
+    pub fn check_invariants(&self, cfg: &SenderConfig) {
+        let (una, nxt, max) = (self.snd_una, self.snd_nxt, self.snd_max);
+        assert!(una <= nxt && nxt <= max && max <= self.size, "flow {}: una {una} nxt {nxt} max {max}", self.id);
+        assert!(self.cc.window_bytes() >= cfg.mss() as f64, "flow {}: window under one MSS", self.id);
+        assert!(!self.in_recovery || (self.recover > una && self.recover <= max), "flow {}: recover", self.id);
+        assert_eq!(self.rto_deadline.is_some(), una < nxt, "flow {}: RTO armed iff data is outstanding", self.id);
+        assert!(self.rto_deadline.is_none() || self.rto_timer_pending, "flow {}: RTO without a timer", self.id);
+        assert!(self.received.next_expected() <= self.size);
+    }
+}

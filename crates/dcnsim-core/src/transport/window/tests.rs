@@ -1,0 +1,164 @@
+//! The window sender end to end on a small network (through the test harness): pacing, strays.
+
+use super::cc::dctcp::DctcpParams;
+use super::cc::{AckInfo, CongestionControl, LossInfo, WindowSetup};
+use super::sender::SenderConfig;
+use super::{WindowConfig, WindowProtocol, WindowTransport};
+use crate::engine::time::{from_us, Rate};
+use crate::net::packet::{LoadBalancing, Packet, PacketKind};
+use crate::scenario::reader::{Section, SpecResult};
+use crate::transport::testbed::Testbed;
+use crate::transport::{Protocol, TransportEnv};
+
+pub(crate) const NET: &str = "seed = 5\nduration_us = 1.0\n[topology]\nkind = \"single_switch\"\nhosts = 6\n\
+    host_rate_gbps = 10.0\nhost_delay_us = 1.0\n[queue]\nlimit_packets = 1000\necn = \"step\"\necn_k_packets = 20\n\
+    [transport]\nprotocol = \"dctcp\"\n[[workload]]\nkind = \"incast\"\nsenders = 1\nsize_bytes = 1\nat_us = 0.0\n";
+
+fn sender_config(env: &TransportEnv, ecn: bool) -> SenderConfig {
+    SenderConfig {
+        framing: env.framing,
+        dupack_threshold: 3,
+        min_rto: from_us(200.0),
+        initial_rto: from_us(1000.0),
+        data_priority: 0,
+        control_priority: 0,
+        ecn_capable: ecn,
+        lb: LoadBalancing::Ecmp,
+    }
+}
+
+/// A test-only controller: an unbounded window, packets paced at a fixed rate.
+struct Paced(Rate);
+
+impl CongestionControl for Paced {
+    fn on_ack(&mut self, _: &AckInfo) -> bool {
+        false
+    }
+    fn on_dupack(&mut self) {}
+    fn on_fast_retransmit(&mut self, _: &LossInfo) {}
+    fn on_rto(&mut self, _: &LossInfo) {}
+    fn window_bytes(&self) -> f64 {
+        1e15
+    }
+    fn pacing_rate(&self) -> Option<Rate> {
+        Some(self.0)
+    }
+}
+
+struct PacedProtocol;
+
+impl WindowProtocol for PacedProtocol {
+    const NAMES: &'static [(&'static str, &'static str)] = &[("paced-test", "test only")];
+    const ECN: bool = false;
+    type Control = Paced;
+    type Params = u64;
+    fn read_params(_: &mut Section) -> SpecResult<u64> {
+        unreachable!("built directly by the test")
+    }
+    fn control(bps: &u64, _: &WindowSetup) -> Paced {
+        Paced(Rate::from_bps(*bps))
+    }
+}
+
+fn paced(bps: u64, size: u64) -> (u64, u64, u64) {
+    let mut tb = Testbed::new(NET, &[(0, 1, size, 3_000_000)], |env| {
+        let window = WindowSetup {
+            mss_bytes: env.framing.mss() as u64,
+            initial_window_packets: 1,
+            max_window_packets: None,
+            slow_start: true,
+        };
+        let cfg = WindowConfig { params: bps, window, sender: sender_config(env, false) };
+        WindowTransport::<PacedProtocol>::new(&cfg, env)
+    });
+    tb.run(u64::MAX);
+    tb.assert_all_complete();
+    let fr = tb.framing;
+    let last = size - (size.div_ceil(fr.mss() as u64) - 1) * fr.mss() as u64;
+    let hops = tb.net.path_hops(0, 1);
+    let last_alone = crate::metrics::ideal::ideal_fct(last, fr.mss(), fr.header_bytes, &hops);
+    (tb.fct(0).unwrap(), tb.ideal_fct(0), last_alone)
+}
+
+#[test]
+fn pacing_at_line_rate_meets_the_ideal_fct_and_slower_pacing_spaces_packets_exactly() {
+    for size in [1, 1436, 1437, 100_000, 1_000_001] {
+        let (fct, ideal, _) = paced(10_000_000_000, size);
+        assert_eq!(fct, ideal, "{size} B paced at line rate");
+    }
+    // At a quarter of line rate, packet i leaves at i x 4 x tx(MTU) and the path is empty each time.
+    let size = 50 * 1460 + 100;
+    let (fct, _, last_alone) = paced(2_500_000_000, size);
+    let gap = Rate::from_bps(2_500_000_000).tx_time(1500);
+    assert_eq!(fct, 50 * gap + last_alone);
+}
+
+fn dctcp(env: &TransportEnv) -> WindowTransport<crate::transport::dctcp::Dctcp> {
+    let window = WindowSetup {
+        mss_bytes: env.framing.mss() as u64,
+        initial_window_packets: 10,
+        max_window_packets: None,
+        slow_start: true,
+    };
+    let params = DctcpParams { g: 1.0 / 16.0, initial_alpha: 1.0 };
+    let cfg = WindowConfig { params, window, sender: sender_config(env, true) };
+    WindowTransport::new(&cfg, env)
+}
+
+/// Packets of every kind, for flows `0..n` and an unknown one, in both directions.
+fn strays(n: u32, flows: &[(u32, u32)]) -> Vec<Packet> {
+    let mut out = Vec::new();
+    for f in 0..=n {
+        let (src, dst) = flows.get(f as usize).copied().unwrap_or((2, 3));
+        for kind in PacketKind::ALL {
+            // Every kind in both directions: to the host that expects it and to the one that does not.
+            // Data: duplicates or early copies of real segments; feedback: stale, or beyond
+            // anything sent (an ACK for unsent data a receiver could hold is forgery).
+            for (a, b) in [(src, dst), (dst, src)] {
+                for (seq, ack) in [(0, 0), (1436, 0), (u64::MAX / 2, u64::MAX / 2)] {
+                    let mut p = Packet::new(kind, f, a, b, 100);
+                    p.payload = if kind == PacketKind::Data { 1436 } else { 0 };
+                    p.seq = seq;
+                    p.ack = ack;
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn stray_duplicate_and_unknown_packets_are_ignored() {
+    let flows: Vec<(u32, u32, u64, u64)> = (0..4).map(|s| (s + 1, 0, 200_000, 0)).collect();
+    let pairs: Vec<(u32, u32)> = flows.iter().map(|f| (f.0, f.1)).collect();
+    let mut tb = Testbed::new(NET, &flows, dctcp);
+    // Injected before the flows start: they arrive mid-flow, as duplicates and nonsense.
+    for p in strays(4, &pairs) {
+        tb.inject(p);
+    }
+    tb.run(u64::MAX);
+    tb.assert_all_complete();
+    let ends: Vec<_> = tb.flows.records.iter().map(|r| r.end).collect();
+    // After the flows are gone: everything again.
+    for p in strays(4, &pairs) {
+        tb.inject(p);
+    }
+    tb.run(u64::MAX);
+    assert_eq!(tb.flows.records.iter().map(|r| r.end).collect::<Vec<_>>(), ends);
+    assert!(tb.events.peek_time().is_none(), "strays of finished flows cause no further events");
+}
+
+#[test]
+fn every_flow_completes_under_random_loss() {
+    for (data_loss, ack_loss) in [(0.01, 0.0), (0.05, 0.05), (0.2, 0.1)] {
+        let flows: Vec<(u32, u32, u64, u64)> =
+            (0..5).map(|s| (s + 1, 0, 150_000 + s as u64 * 7, s as u64 * 1000)).collect();
+        let mut tb = Testbed::new(NET, &flows, dctcp).with_loss(data_loss, ack_loss);
+        tb.run(u64::MAX);
+        tb.assert_all_complete();
+        assert!(tb.lost > 0, "loss {data_loss}: packets were lost");
+        let counters = tb.proto.counters();
+        assert!(counters[0].1 > 0, "loss {data_loss}: retransmissions happened");
+    }
+}
