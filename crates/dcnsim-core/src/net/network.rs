@@ -272,6 +272,40 @@ impl Network {
     /// more than its rate" is enforced.
     #[inline]
     fn start_tx(&mut self, port: PortId, pkt: PacketId, size: u32, is_data: bool, now: Time, ev: &mut EventQueue) {
+        if self.tracer.is_some() {
+            return self.start_tx_traced(port, pkt, size, is_data, now, ev);
+        }
+        self.start_tx_untraced(port, pkt, size, is_data, now, ev);
+    }
+
+    // Tracing as a tail call to a cold copy: a trace call after the body kept the arguments live
+    // across it, and the register saving that cost showed in every transmission (+13% of
+    // `start_tx`'s instructions on the DCTCP leaf-spine bench).
+    #[cold]
+    #[inline(never)]
+    fn start_tx_traced(
+        &mut self,
+        port: PortId,
+        pkt: PacketId,
+        size: u32,
+        is_data: bool,
+        now: Time,
+        ev: &mut EventQueue,
+    ) {
+        self.start_tx_untraced(port, pkt, size, is_data, now, ev);
+        self.trace(now, pkt, port, TraceEvent::TxStart);
+    }
+
+    #[inline(always)]
+    fn start_tx_untraced(
+        &mut self,
+        port: PortId,
+        pkt: PacketId,
+        size: u32,
+        is_data: bool,
+        now: Time,
+        ev: &mut EventQueue,
+    ) {
         let p = &mut self.ports[port as usize];
         assert!(p.busy_until <= now, "port {port} starts a packet while busy until {}", p.busy_until);
         p.wire_data_bytes = if is_data { size } else { 0 };
@@ -285,9 +319,6 @@ impl Network {
         if p.notify_idle && !p.wake_pending {
             p.wake_pending = true;
             ev.schedule(p.busy_until, Event::PortFree(port));
-        }
-        if self.tracer.is_some() {
-            self.trace(now, pkt, port, TraceEvent::TxStart);
         }
     }
 
