@@ -125,8 +125,16 @@ fn single_path(p: Packets, hops: &[Hop]) -> Time {
 }
 
 fn multipath(p: Packets, first: Hop, last: Hop, reach: &dyn Fn(u32) -> Time) -> Time {
+    // Only two wire sizes occur: compute each one's reach once, not once per packet and position.
+    let full = reach(p.full_wire);
+    let short = p.short_wire.map(|w| (w, reach(w)));
+    let cached = |wire: u32| match short {
+        Some((w, t)) if w == wire => t,
+        _ if wire == p.full_wire => full,
+        _ => reach(wire),
+    };
     let positions = p.short_positions(SHORT_POSITIONS);
-    positions.into_iter().map(|at| sprayed(p.in_order(at), first, last, reach)).min().expect("a position")
+    positions.into_iter().map(|at| sprayed(p.in_order(at), first, last, &cached)).min().expect("a position")
 }
 
 /// Completion time of `size` application bytes cut into packets of at most `mss` payload bytes,
