@@ -17,7 +17,9 @@
 
 pub mod conformance;
 pub mod conns;
+pub mod dcqcn;
 pub mod dctcp;
+pub mod dctcp_rate;
 pub mod env;
 pub mod ndp;
 pub mod newreno;
@@ -27,6 +29,7 @@ pub mod registry;
 pub mod sird;
 #[cfg(test)]
 pub(crate) mod testbed;
+pub mod timely;
 pub mod window;
 
 use crate::engine::events::{Event, EventQueue};

@@ -2,8 +2,9 @@
 //! this file. The macro generates the config and transport enums and their dispatch, so the hot
 //! path calls each protocol's methods directly (a `match`, no trait objects).
 
+use super::rate::RateTransport;
 use super::window::WindowTransport;
-use super::{dctcp, ndp, newreno, sird};
+use super::{dcqcn, dctcp, dctcp_rate, ndp, newreno, sird, timely};
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
@@ -118,6 +119,9 @@ registry! {
     NewReno => WindowTransport<newreno::NewReno>,
     Ndp => ndp::Ndp,
     Sird => sird::Sird,
+    Dcqcn => RateTransport<dcqcn::Dcqcn>,
+    Timely => RateTransport<timely::Timely>,
+    DctcpRate => RateTransport<dctcp_rate::DctcpRate>,
 }
 
 impl TransportConfig {

@@ -33,14 +33,15 @@ impl RateConfig {
         let recovery = match s
             .choice_or(
                 "recovery",
-                &["go_back_n", "selective_repeat"],
+                &["go_back_n", "irn", "selective_repeat"],
                 "go_back_n",
-                "[rate senders] loss recovery: go_back_n (RoCEv2: NACK, resend from the NACKed packet) or \
-                 selective_repeat (IRN: SACK per out-of-order packet, resend only the holes)",
+                "[rate senders] loss recovery: go_back_n (RoCEv2 as the HPCC reference NIC: NACK, resend from the \
+                 NACKed packet) or irn (IRN, Mittal et al. SIGCOMM'18: SACK per out-of-order packet, resend only \
+                 the holes, at most 1 BDP in flight, RTO_low/RTO_high); selective_repeat = irn",
             )?
             .as_str()
         {
-            "selective_repeat" => Recovery::SelectiveRepeat,
+            "irn" | "selective_repeat" => Recovery::SelectiveRepeat,
             _ => Recovery::GoBackN,
         };
         let nack_interval = s.f64_or(

@@ -1,7 +1,7 @@
 //! Rate control for the rate-based sender: the sender ([`super::sender`], [`super::receiver`])
 //! owns sequence numbers, ACK/NACK handling, loss recovery and pacing; a [`RateControl`] owns the
 //! sending rate (and, optionally, a window), fed by the events the sender sees. DCQCN, TIMELY,
-//! HPCC and the like are such controllers; none is registered yet.
+//! HPCC and the like are such controllers (`rate/cc/`).
 //!
 //! The hooks follow the HPCC authors' ns-3 RDMA NIC (`rdma-hw.cc`, `ReceiveAck`): an ACK or NACK
 //! first moves the sender's state, then a CNP flag on it reaches the controller, then the
@@ -35,6 +35,8 @@ pub trait RateControl {
     fn on_cnp(&mut self, _now: Time) {}
     /// The retransmission timer expired.
     fn on_rto(&mut self, _now: Time) {}
+    /// A data packet of `wire_bytes` went to the NIC (DCQCN's byte counter).
+    fn on_send(&mut self, _now: Time, _wire_bytes: u32) {}
     /// The current sending rate: data packets leave no closer than their serialization time at it.
     fn rate(&self) -> Rate;
     /// Payload bytes that may be unacknowledged; `None` = no window (rate only).
