@@ -18,8 +18,9 @@ source .venv/bin/activate
 stamp=.venv/.dcnsim-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/setup.sh -nt "$stamp" ] || [ ! -x .venv/bin/dcnsim ]; then
     # Ray is optional for users (pip install 'dcnsim[ray]'); the test suite checks the Ray executor.
+    # ruff (the Python linter scripts/test.sh runs) is pinned to a minor version: new releases add rules.
     python -m pip install -q "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "pyarrow>=10" "matplotlib>=3.5" \
-        "pytest>=7" "ray>=2.9"
+        "pytest>=7" "ray>=2.9" "ruff>=0.17,<0.18"
     maturin develop --release
     touch "$stamp"
 else

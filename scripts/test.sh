@@ -1,8 +1,32 @@
 #!/usr/bin/env bash
-# Sets up dcnsim and runs every test: the Rust suites, then the Python suite.
-set -euo pipefail
+# Sets up dcnsim and runs every gate: Python lint, Rust formatting and lints, the Rust suites (test profile:
+# opt-level 2 with debug assertions and overflow checks on, so every debug_assert! runs), then the Python suite.
+# Every gate runs even when an earlier one fails; the run ends by naming the failed gates and exits non-zero.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+
+failed=()
+gate() {
+    local name=$1
+    shift
+    echo "=== gate: $name ($*)"
+    if ! "$@"; then
+        echo "=== gate FAILED: $name" >&2
+        failed+=("$name")
+    fi
+}
+
+bash scripts/setup.sh || { echo "=== gate FAILED: setup (scripts/setup.sh); nothing else can run" >&2; exit 1; }
+# shellcheck disable=SC1091
 source .venv/bin/activate
-cargo test --workspace --release
-python -m pytest tests/python -q
+
+gate "python lint" ruff check python tests
+gate "rust format" cargo fmt --all --check
+gate "rust lint" cargo clippy --workspace --all-targets --quiet -- -D warnings
+gate "rust tests" cargo test --workspace
+gate "python tests" python -m pytest tests/python -q
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "=== FAILED gates: ${failed[*]}" >&2
+    exit 1
+fi

@@ -17,5 +17,5 @@ from .spec import describe, load_spec, resolve, run
 from .sweep import load_flows as sweep_flows
 from .sweep import results, sweep
 
-__all__ = ["run", "resolve", "sweep", "results", "sweep_flows", "load_spec", "describe", "Result", "SpecError", "SimulationError",
-           "__version__"]
+__all__ = ["run", "resolve", "sweep", "results", "sweep_flows", "load_spec", "describe", "Result", "SpecError",
+           "SimulationError", "__version__"]

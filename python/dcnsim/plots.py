@@ -93,7 +93,8 @@ def slowdown_by_group(df, path, by: str = "protocol"):
 
     plt = _plt()
     done = df[df["status"] == "done"]
-    groups = sorted({c.split("_")[1] for c in done.columns if c.startswith("slowdown_") and c.endswith("_median") and len(c.split("_")) == 3})
+    groups = sorted({c.split("_")[1] for c in done.columns
+                     if c.startswith("slowdown_") and c.endswith("_median") and len(c.split("_")) == 3})
     rows = []
     for name, sub in done.groupby(by):
         for g in groups:
@@ -173,8 +174,6 @@ def sorted_throughput(flows_by_label: dict, window_ps_by_label: dict, path):
 
 def queue_by_tier(df, path, by: str = "protocol"):
     """Maximum switch queuing per tier, per `by` value (bars)."""
-    import pandas as pd
-
     plt = _plt()
     done = df[df["status"] == "done"]
     tiers = [c[len("max_switch_bytes_"):] for c in done.columns if c.startswith("max_switch_bytes_")]

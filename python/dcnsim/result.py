@@ -75,7 +75,8 @@ class Result:
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict,
                  timeseries: pd.DataFrame = None, trace: pd.DataFrame = None, flow_state: pd.DataFrame = None):
         self.flows = flows
-        self.timeseries = timeseries if timeseries is not None else pd.DataFrame(columns=["time_ps", "series", "name", "value"])
+        self.timeseries = (timeseries if timeseries is not None
+                           else pd.DataFrame(columns=["time_ps", "series", "name", "value"]))
         self.trace = trace if trace is not None else pd.DataFrame(columns=TRACE_COLUMNS)
         self.flow_state = flow_state if flow_state is not None else pd.DataFrame(columns=FLOW_STATE_COLUMNS)
         self.queues = queues
@@ -100,7 +101,8 @@ class Result:
 
     def provenance(self) -> dict:
         s = self.summary
-        return {"spec": self.spec, "seed": s["seed"], "version": s["version"], "wall_time_s": s["wall_time_s"], "events": s["events"]}
+        return {"spec": self.spec, "seed": s["seed"], "version": s["version"], "wall_time_s": s["wall_time_s"],
+                "events": s["events"]}
 
     def _write_parquet(self, df: pd.DataFrame, path: Path) -> None:
         import pyarrow as pa
@@ -116,8 +118,9 @@ class Result:
 
     def save(self, out_dir, plot: bool = True) -> Path:
         """Writes flows/queues/switches.parquet (timeseries.parquet when sampled, trace.parquet and
-        flow_state.parquet when traced), summary.json and slowdown.png into out_dir, creating it. Every Parquet file carries the provenance
-        (spec, seed, version) as key-value metadata under `dcnsim.*`."""
+        flow_state.parquet when traced), summary.json and slowdown.png into out_dir, creating it.
+        Every Parquet file carries the provenance (spec, seed, version) as key-value metadata under
+        `dcnsim.*`."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         self._write_parquet(self.flows, out / "flows.parquet")

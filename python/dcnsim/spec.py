@@ -79,7 +79,8 @@ def _to_json(spec: dict) -> str:
         # allow_nan=False: the core reads strict JSON, so NaN/inf must fail here with a clear message.
         return json.dumps(spec, allow_nan=False)
     except (TypeError, ValueError) as e:
-        raise SpecError("(root)", f"the spec holds a value that is not a plain number, string, list or table: {e}") from None
+        raise SpecError("(root)",
+                        f"the spec holds a value that is not a plain number, string, list or table: {e}") from None
 
 
 def set_path(spec: dict, dotted: str, value: Any) -> None:

@@ -117,7 +117,8 @@ def test_string_columns_are_categorical_and_survive_parquet(tmp_path, small_spec
 def test_relative_cdf_file_resolves_against_the_spec_file(tmp_path, small_toml):
     (tmp_path / "cdfs").mkdir()
     (tmp_path / "cdfs" / "two.cdf").write_text("1000 0.5\n20000 1.0\n")
-    (tmp_path / "s.toml").write_text(small_toml.replace('cdf = "fb_hadoop"', 'cdf = "cdfs/two.cdf"\ninterpolation = "step"'))
+    (tmp_path / "s.toml").write_text(
+        small_toml.replace('cdf = "fb_hadoop"', 'cdf = "cdfs/two.cdf"\ninterpolation = "step"'))
     r = dcnsim.run(tmp_path / "s.toml")
     assert set(r.flows["size_bytes"]) <= {1000, 20000}
     assert r.spec["workload"][0]["cdf"] == str(tmp_path / "cdfs" / "two.cdf")
@@ -131,7 +132,7 @@ def test_the_interpreter_lock_is_released_while_simulating(small_spec):
 
     def work():
         t0 = time.perf_counter()
-        dcnsim.run(dict(small_spec, duration_us=60000.0))
+        dcnsim.run(dict(small_spec, duration_us=600000.0))
         span["run"] = (t0, time.perf_counter())
 
     t = threading.Thread(target=work)

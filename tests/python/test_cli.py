@@ -24,7 +24,8 @@ def test_run_writes_outputs_and_prints_a_summary(tmp_path, small_toml):
 def test_set_overrides_a_key(tmp_path, small_toml):
     spec = tmp_path / "s.toml"
     spec.write_text(small_toml)
-    p = dcnsim("run", str(spec), "--out", str(tmp_path / "o"), "--quiet", "--set", "workload[0].load=0.2", "--set", "seed=3")
+    p = dcnsim("run", str(spec), "--out", str(tmp_path / "o"), "--quiet", "--set", "workload[0].load=0.2",
+               "--set", "seed=3")
     assert p.returncode == 0, p.stderr
     s = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert s["spec"]["workload"][0]["load"] == 0.2 and s["seed"] == 3
@@ -94,4 +95,5 @@ def test_parameter_reference_doc_is_current():
     p = dcnsim("describe", "--markdown")
     assert p.returncode == 0
     doc = Path(__file__).resolve().parents[2] / "docs" / "parameters.md"
-    assert doc.read_text() == p.stdout, "docs/parameters.md is stale: run `dcnsim describe --markdown > docs/parameters.md`"
+    assert doc.read_text() == p.stdout, \
+        "docs/parameters.md is stale: run `dcnsim describe --markdown > docs/parameters.md`"

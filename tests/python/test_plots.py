@@ -1,7 +1,6 @@
 """Every standard plot renders from a small real sweep, and what it draws matches the table."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from dcnsim import plots
@@ -13,14 +12,15 @@ def sweep_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("plots")
     base = {
         "seed": 1, "duration_us": 3000.0, "measure": {"warmup_us": 300.0},
-        "topology": {"kind": "leaf_spine", "racks": 2, "hosts_per_rack": 4, "spines": 2, "host_rate_gbps": 10.0, "core_rate_gbps": 20.0},
+        "topology": {"kind": "leaf_spine", "racks": 2, "hosts_per_rack": 4, "spines": 2, "host_rate_gbps": 10.0,
+                     "core_rate_gbps": 20.0},
         "queue": {"limit_packets": 100, "ecn": "step", "ecn_k_packets": 20},
         "transport": {"protocol": "dctcp"},
         "workload": [{"kind": "poisson", "load": 0.5, "cdf": "fb_hadoop"}],
     }
     # NewReno's packets are not ECN-capable, so the same marking queues simply never mark them.
-    df = run_sweep(SweepSpec(base=base, axes={"transport.protocol": ["dctcp", "newreno"], "workload[0].load": [0.3, 0.6]}),
-                   out, workers=2, quiet=True)
+    axes = {"transport.protocol": ["dctcp", "newreno"], "workload[0].load": [0.3, 0.6]}
+    df = run_sweep(SweepSpec(base=base, axes=axes), out, workers=2, quiet=True)
     return out, df
 
 
@@ -45,7 +45,8 @@ def test_queue_by_tier(sweep_dir, tmp_path):
     out, df = sweep_dir
     data = plots.queue_by_tier(df, tmp_path / "t.png")
     assert set(data["protocol"]) == {"dctcp", "newreno"}
-    assert data.set_index("protocol").loc["dctcp", "edge"] == df[df["protocol"] == "dctcp"]["max_switch_bytes_edge"].max()
+    assert (data.set_index("protocol").loc["dctcp", "edge"]
+            == df[df["protocol"] == "dctcp"]["max_switch_bytes_edge"].max())
 
 
 def test_fct_cdf_and_sorted_throughput(sweep_dir, tmp_path):
@@ -67,8 +68,8 @@ def test_cli_plot_and_repro_list(sweep_dir, tmp_path):
 
     out, _ = sweep_dir
     for kind in ["slowdown", "queue-goodput", "queue-tiers", "fct-cdf", "throughput"]:
-        p = subprocess.run([sys.executable, "-m", "dcnsim", "plot", kind, str(out), "--out", str(tmp_path / f"{kind}.png")],
-                           capture_output=True, text=True)
+        p = subprocess.run([sys.executable, "-m", "dcnsim", "plot", kind, str(out),
+                            "--out", str(tmp_path / f"{kind}.png")], capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
         assert (tmp_path / f"{kind}.png").exists()
     p = subprocess.run([sys.executable, "-m", "dcnsim", "repro", "list"], capture_output=True, text=True)

@@ -22,7 +22,8 @@ def test_every_run_of_the_sird_reproductions_is_a_valid_spec(name):
 
 def test_configurations_follow_section_5_1():
     bal = sc.workload("WKc", "balanced", 0.5)
-    assert bal == [{"name": "background", "kind": "poisson", "load": 0.5, "cdf": "websearch_w5", "interpolation": "log_linear"}]
+    assert bal == [{"name": "background", "kind": "poisson", "load": 0.5, "cdf": "websearch_w5",
+                    "interpolation": "log_linear"}]
     core = sc.workload("WKa", "core", 0.8)
     assert core[0]["load"] == pytest.approx(0.8 / (2 * 0.89), abs=1e-6)
     assert sc.fabric("core")["core_rate_gbps"] == 200.0 and sc.fabric("balanced")["core_rate_gbps"] == 400.0

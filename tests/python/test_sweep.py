@@ -5,8 +5,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import textwrap
+import time
 
 import pandas as pd
 import pytest
@@ -27,7 +27,8 @@ def tiny(duration_us=1500.0):
     }
 
 
-STABLE = ["key", "status", "goodput_gbps", "slowdown_median", "slowdown_p99", "max_switch_bytes", "events", "flows_started"]
+STABLE = ["key", "status", "goodput_gbps", "slowdown_median", "slowdown_p99", "max_switch_bytes", "events",
+          "flows_started"]
 
 
 def test_axes_expand_as_a_product_with_a_filter():
@@ -119,7 +120,8 @@ def test_killed_sweep_resumes_with_only_the_missing_runs(tmp_path):
     p = subprocess.Popen(cmd, start_new_session=True)
     runs = out / "runs"
     deadline = time.time() + 60
-    while time.time() < deadline and not (runs.exists() and any((d / "DONE").exists() for d in runs.iterdir() if d.is_dir())):
+    while time.time() < deadline and not (runs.exists()
+                                          and any((d / "DONE").exists() for d in runs.iterdir() if d.is_dir())):
         time.sleep(0.02)
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
@@ -156,10 +158,10 @@ def test_sweep_toml_and_cli_results(tmp_path, small_toml):
     (tmp_path / "s.toml").write_text('name = "t"\nbase = "base.toml"\nfilter = "seed != 2"\n[axes]\nseed = [1, 2, 3]\n')
     spec = load_sweep(tmp_path / "s.toml")
     assert spec.name == "t" and len(spec.runs()) == 2
-    p = subprocess.run([sys.executable, "-m", "dcnsim", "sweep", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--quiet"],
-                       capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-m", "dcnsim", "sweep", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"),
+                        "--quiet"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    r = subprocess.run([sys.executable, "-m", "dcnsim", "results", str(tmp_path / "o"), "--csv", str(tmp_path / "r.csv")],
-                       capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "dcnsim", "results", str(tmp_path / "o"),
+                        "--csv", str(tmp_path / "r.csv")], capture_output=True, text=True)
     assert r.returncode == 0
     assert len(pd.read_csv(tmp_path / "r.csv")) == 2

@@ -5,6 +5,7 @@
 //! loop (`engine`, `scenario::run`) moves packets; `metrics` turns the end state into tables.
 
 pub mod engine;
+pub mod limits;
 pub mod metrics;
 pub mod net;
 pub mod scenario;

@@ -104,3 +104,27 @@ fn a_one_way_override_slows_only_its_direction() {
     let (data_slow, ideal) = lone(&one_way("left", "right"), far, 1_000_000, "dctcp", 0.0);
     assert_eq!((data_slow, ideal), (slow, slow));
 }
+
+#[test]
+fn lone_flow_fct_is_ideal_at_the_rate_limits() {
+    use dcnsim_core::limits::{MAX_PACKET_BYTES, MAX_RATE_GBPS, MIN_MTU_BYTES, MIN_RATE_GBPS};
+    // The slowest rate with the largest packets (the largest fixed-point serialization time, half
+    // a second per packet) and the fastest rate with the smallest: exact, no overflow. Timeouts
+    // at their maximum so that no spurious retransmission muddles the slow case.
+    let cases =
+        [(MIN_RATE_GBPS, MAX_PACKET_BYTES, 64, 200_000, 1e7), (MAX_RATE_GBPS, MIN_MTU_BYTES, 32, 20_000, 100.0)];
+    for (gbps, mtu, header, size, duration_us) in cases {
+        let f = flow_file(&format!("lone-limits-{mtu}"), &[(0, 1, size, 3.0)]);
+        let s = spec(&format!(
+            "seed = 1\nduration_us = {duration_us}\n[net]\nmtu_bytes = {mtu}\nheader_bytes = {header}\n\
+             control_bytes = {header}\n[topology]\nkind = \"single_switch\"\nhosts = 2\nhost_rate_gbps = {gbps}\n\
+             host_delay_us = 1.0\n[queue]\nlimit_packets = 10000\n[transport]\nprotocol = \"newreno\"\n\
+             initial_window_packets = 1000\nmin_rto_us = 1e7\ninitial_rto_us = 1e7\n[[workload]]\nkind = \"flow_list\"\n\
+             path = \"{}\"\n",
+            f.display()
+        ));
+        let out = run_checked(&s);
+        let fct = opt_u64s(&out.flows, "fct_ps")[0].expect("the lone flow finishes");
+        assert_eq!(fct, u64s(&out.flows, "ideal_fct_ps")[0], "{gbps} Gb/s, {mtu} B packets");
+    }
+}

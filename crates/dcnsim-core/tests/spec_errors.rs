@@ -86,6 +86,30 @@ fn malformed_specs_name_the_field() {
         ("zero racks", Box::new(set("topology.racks", V::Integer(0))), "topology.racks", "at least 1"),
         ("unknown topology", Box::new(set("topology.kind", s("torus"))), "topology.kind", "expected one of"),
         ("zero rate", Box::new(set("topology.host_rate_gbps", V::Float(0.0))), "topology.host_rate_gbps", "must be in"),
+        // Below 1 Mb/s a full-size packet's serialization time (ps, fixed point) overflowed u64, and
+        // below 1 b/s the rate rounded to zero and panicked.
+        (
+            "tiny rate",
+            Box::new(set("topology.core_rate_gbps", V::Float(1e-6))),
+            "topology.core_rate_gbps",
+            "must be in",
+        ),
+        (
+            "sub-b/s rate",
+            Box::new(set("topology.host_rate_gbps", V::Float(1e-10))),
+            "topology.host_rate_gbps",
+            "must be in",
+        ),
+        ("tiny pacing", Box::new(set("net.nic_pacing_gbps", V::Float(1e-6))), "net.nic_pacing_gbps", "must be in"),
+        (
+            "tiny rate, largest packets",
+            Box::new(|t: &mut toml::Table| {
+                set("topology.core_rate_gbps", V::Float(1e-6))(t);
+                set("net.mtu_bytes", V::Integer(65_536))(t);
+            }),
+            "topology.core_rate_gbps",
+            "must be in",
+        ),
         (
             "unknown protocol",
             Box::new(set("transport.protocol", s("dctpc"))),

@@ -5,13 +5,24 @@ from __future__ import annotations
 
 from typing import List
 
-from . import (dctcp_k, ndp_fig4, ndp_fig14, ndp_fig16, ndp_fig17, ndp_fig19, ndp_fig21, ndp_fig22, sird_fig7, sird_fig9,
-               sird_fig10, sird_table5)
+from . import (
+    dctcp_k,
+    ndp_fig4,
+    ndp_fig14,
+    ndp_fig16,
+    ndp_fig17,
+    ndp_fig19,
+    ndp_fig21,
+    ndp_fig22,
+    sird_fig7,
+    sird_fig9,
+    sird_fig10,
+    sird_table5,
+)
 from .base import Repro
 
-
-REGISTRY: List[Repro] = [m.REPRO for m in (dctcp_k, ndp_fig4, ndp_fig14, ndp_fig16, ndp_fig17, ndp_fig19, ndp_fig21, ndp_fig22,
-                                           sird_table5, sird_fig7, sird_fig9, sird_fig10)]
+REGISTRY: List[Repro] = [m.REPRO for m in (dctcp_k, ndp_fig4, ndp_fig14, ndp_fig16, ndp_fig17, ndp_fig19, ndp_fig21,
+                                           ndp_fig22, sird_table5, sird_fig7, sird_fig9, sird_fig10)]
 
 
 def get(name: str) -> Repro:

@@ -32,11 +32,13 @@ def report(df, out: str) -> str:
     from ..plots import queue_vs_goodput
 
     df = df.sort_values("queue.ecn_k_packets")
-    queue_vs_goodput(df.assign(protocol="K=" + df["queue.ecn_k_packets"].astype(str)), f"{out}/dctcp_k.png", by="protocol")
+    queue_vs_goodput(df.assign(protocol="K=" + df["queue.ecn_k_packets"].astype(str)), f"{out}/dctcp_k.png",
+                     by="protocol")
     # Goodput over the 10 Gb/s bottleneck; the ceiling is the payload share of the wire, 1436/1500.
     rows = [(int(r["queue.ecn_k_packets"]), f"{r['goodput_gbps'] / 10.0:.3f}", f"{r['max_switch_bytes'] / 1500:.0f}")
             for _, r in df.iterrows()]
-    return ("DCTCP K trade-off (paper: full throughput once K > C x RTT / 7, about 7 packets here; the queue grows with K)\n"
+    return ("DCTCP K trade-off (paper: full throughput once K > C x RTT / 7, about 7 packets here; "
+            "the queue grows with K)\n"
             + table(rows, ["K (packets)", "bottleneck goodput (of 10 Gb/s)", "max switch queue (packets)"]))
 
 

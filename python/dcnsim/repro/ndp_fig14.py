@@ -13,7 +13,8 @@ def build(quick: bool) -> SweepSpec:
     dctcp = dctcp_like_ndp_paper(k, dur, 2000.0)
     # A zipped axis switches the whole setup (transport, queues, routing, packet format) at once.
     keys = ["transport", "queue", "routing", "net"]
-    return SweepSpec(base=base, axes={",".join(keys): [[base[k] for k in keys], [dctcp[k] for k in keys]]}, name="ndp-fig14")
+    return SweepSpec(base=base, axes={",".join(keys): [[base[k] for k in keys], [dctcp[k] for k in keys]]},
+                     name="ndp-fig14")
 
 
 def report(df, out: str) -> str:

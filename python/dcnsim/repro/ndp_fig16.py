@@ -27,9 +27,12 @@ def report(df, out: str) -> str:
         n = int(r["workload[0].senders"])
         last, first = f["fct_ps"].max() / 1e6, f["fct_ps"].min() / 1e6
         opt = incast_optimum_us(n, SIZE)
-        rows.append((r["protocol"], n, f"{opt:.0f}", f"{last:.0f}", f"{100 * (last / opt - 1):+.1f}%", f"{first:.0f}", f"{last / first:.2f}"))
-    return ("NDP Fig. 16, N x 450 KB incast (paper: NDP ~1% over optimum, spread <= 1.2; DCTCP ~5% over; pHost ~10x NDP)\n"
+        rows.append((r["protocol"], n, f"{opt:.0f}", f"{last:.0f}", f"{100 * (last / opt - 1):+.1f}%", f"{first:.0f}",
+                     f"{last / first:.2f}"))
+    return ("NDP Fig. 16, N x 450 KB incast "
+            "(paper: NDP ~1% over optimum, spread <= 1.2; DCTCP ~5% over; pHost ~10x NDP)\n"
             + table(rows, ["protocol", "senders", "optimum us", "last us", "over", "first us", "last/first"]))
 
 
-REPRO = Repro("ndp-fig16", "Incast completion vs number of senders: NDP, DCTCP, pHost", "NDP SIGCOMM'17 Fig. 16", build, report)
+REPRO = Repro("ndp-fig16", "Incast completion vs number of senders: NDP, DCTCP, pHost", "NDP SIGCOMM'17 Fig. 16",
+              build, report)

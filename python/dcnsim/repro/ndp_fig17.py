@@ -11,7 +11,8 @@ def build(quick: bool) -> SweepSpec:
     k, dur = (6, 6000.0) if quick else (12, 20000.0)
     base = ndp_base(k, dur, 1000.0)
     base["workload"] = [{"kind": "permutation", "size_bytes": 10**11}]
-    return SweepSpec(base=base, axes={"queue.limit_packets": [6, 8, 15], "transport.initial_window_packets": [1, 5, 10, 15, 20, 30, 50]},
+    return SweepSpec(base=base, axes={"queue.limit_packets": [6, 8, 15],
+                                      "transport.initial_window_packets": [1, 5, 10, 15, 20, 30, 50]},
                      name="ndp-fig17")
 
 
@@ -23,14 +24,17 @@ def report(df, out: str) -> str:
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for q, sub in d.groupby("queue.limit_packets"):
         sub = sub.sort_values("transport.initial_window_packets")
-        ax.plot(sub["transport.initial_window_packets"], sub["goodput_normalized"], marker="o", label=f"{q}-packet queues")
+        ax.plot(sub["transport.initial_window_packets"], sub["goodput_normalized"], marker="o",
+                label=f"{q}-packet queues")
     ax.set_xlabel("initial window (packets)")
     ax.set_ylabel("permutation utilisation")
     ax.legend()
     _figure(f"{out}/ndp_fig17.png", fig)
-    pivot = d.pivot(index="transport.initial_window_packets", columns="queue.limit_packets", values="goodput_normalized")
+    pivot = d.pivot(index="transport.initial_window_packets", columns="queue.limit_packets",
+                    values="goodput_normalized")
     rows = [(iw, *(f"{pivot.loc[iw, q]:.3f}" for q in pivot.columns)) for iw in pivot.index]
-    return ("NDP Fig. 17, utilisation vs IW x buffer (paper: IW >= 20 fills the network; 6 packets ~90%, 8 packets > 95%)\n"
+    return ("NDP Fig. 17, utilisation vs IW x buffer "
+            "(paper: IW >= 20 fills the network; 6 packets ~90%, 8 packets > 95%)\n"
             + table(rows, ["IW", *(f"{q} pkts" for q in pivot.columns)]))
 
 

@@ -26,7 +26,8 @@ def build(quick: bool) -> SweepSpec:
     base["workload"] = [{"kind": "flow_list", "path": path}]
     base["metrics"] = {"sample_interval_us": 100.0}
     dctcp = dctcp_like_ndp_paper(k, 12000.0, 0.0)
-    return SweepSpec(base=base, axes={",".join(keys): [[base[x] for x in keys], [dctcp[x] for x in keys]]}, name="ndp-fig19")
+    return SweepSpec(base=base, axes={",".join(keys): [[base[x] for x in keys], [dctcp[x] for x in keys]]},
+                     name="ndp-fig19")
 
 
 def report(df, out: str) -> str:
@@ -55,4 +56,5 @@ def report(df, out: str) -> str:
             + table(rows, ["protocol", "long flow before (Gb/s)", "minimum after", "ms below 80%"]))
 
 
-REPRO = Repro("ndp-fig19", "NDP collateral damage of an incast on a nearby flow", "NDP SIGCOMM'17 Figs. 18-19", build, report)
+REPRO = Repro("ndp-fig19", "NDP collateral damage of an incast on a nearby flow", "NDP SIGCOMM'17 Figs. 18-19",
+              build, report)

@@ -28,7 +28,8 @@ def build(quick: bool) -> SweepSpec:
     setups.append(dctcp_like_ndp_paper(8, dur, warmup))
     base = dict(setups[0])
     base["workload"] = [{"kind": "permutation", "size_bytes": 10**11}]
-    base["topology"] = dict(base["topology"], link_overrides=[{"a": "core0", "b": "agg0_0", "rate_gbps": 1.0, "one_way": True}])
+    base["topology"] = dict(base["topology"],
+                            link_overrides=[{"a": "core0", "b": "agg0_0", "rate_gbps": 1.0, "one_way": True}])
     return SweepSpec(base=base, axes=setups_axis(*setups), name="ndp-fig22")
 
 
@@ -56,4 +57,5 @@ def report(df, out: str) -> str:
             "DCTCP worst 0.4 Gb/s)\n" + table(rows, ["setup", "mean Gb/s", "slowest Gb/s", "flows < 5 Gb/s"]))
 
 
-REPRO = Repro("ndp-fig22", "NDP under asymmetry: a degraded core link, with and without path penalties", "NDP SIGCOMM'17 Fig. 22", build, report)
+REPRO = Repro("ndp-fig22", "NDP under asymmetry: a degraded core link, with and without path penalties",
+              "NDP SIGCOMM'17 Fig. 22", build, report)

@@ -31,9 +31,13 @@ def report(df, out: str) -> str:
         opt = incast_optimum_us(n, size)
         sent = t["data_packets_sent"]
         rows.append((size, n, f"{opt:.0f}", f"{last:.0f}", f"{100 * (last / opt - 1):+.1f}%", t["nacks"], t["bounces"],
-                     f"{100 * t['bounces'] / max(1, t['nacks'] + t['bounces']):.0f}%", f"{t['retransmitted_packets'] / sent:.2f}", t["timeouts"]))
-    return ("NDP Fig. 4, incast of N flows (paper, 100 x 135 KB: last packet 2% after the optimum, 25% of headers returned)\n"
-            + table(rows, ["size", "senders", "optimum us", "last us", "over", "NACKs", "returns", "returned", "retx/pkt", "RTOs"]))
+                     f"{100 * t['bounces'] / max(1, t['nacks'] + t['bounces']):.0f}%",
+                     f"{t['retransmitted_packets'] / sent:.2f}", t["timeouts"]))
+    return ("NDP Fig. 4, incast of N flows "
+            "(paper, 100 x 135 KB: last packet 2% after the optimum, 25% of headers returned)\n"
+            + table(rows, ["size", "senders", "optimum us", "last us", "over", "NACKs", "returns", "returned",
+                           "retx/pkt", "RTOs"]))
 
 
-REPRO = Repro("ndp-fig4", "NDP incast: completion vs optimum, NACKs vs return-to-sender", "NDP SIGCOMM'17 Fig. 4", build, report)
+REPRO = Repro("ndp-fig4", "NDP incast: completion vs optimum, NACKs vs return-to-sender", "NDP SIGCOMM'17 Fig. 4",
+              build, report)

@@ -160,7 +160,8 @@ def normalized(t5: Dict[tuple, dict]) -> Dict[tuple, dict]:
         best_q = min((v["queue_mb"] for v in rows.values() if not math.isnan(v["queue_mb"])), default=math.nan)
         best_s = min((v["p99"] for v in rows.values() if not math.isnan(v["p99"])), default=math.nan)
         for p, v in rows.items():
-            out[(p, wk, cfg)] = {"goodput": v["goodput"] / best_g, "queue_mb": v["queue_mb"] / best_q, "p99": v["p99"] / best_s}
+            out[(p, wk, cfg)] = {"goodput": v["goodput"] / best_g, "queue_mb": v["queue_mb"] / best_q,
+                                 "p99": v["p99"] / best_s}
     return out
 
 

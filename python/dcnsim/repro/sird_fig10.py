@@ -34,10 +34,11 @@ def build(quick: bool) -> SweepSpec:
 
 
 def report(df, out: str) -> str:
+    import pandas as pd
+
     from ..plots import _figure, _plt
     from ..sweep import load_summary
     from ..sweep.store import Store
-    import pandas as pd
 
     rows = []
     fig, ax = _plt().subplots(figsize=(5.5, 3.6))
@@ -57,7 +58,8 @@ def report(df, out: str) -> str:
     ax.legend()
     _figure(f"{out}/sird_fig10.png", fig)
     return ("SIRD Fig. 10, congested sender (aggregate goodput at the four receivers after warm-up, Gb/s; "
-            "max = 4 x 10 Gb/s less headers)\n" + table(rows, ["setting", "dcnsim", "paper", "csn-marked pkts", "sender-loop cuts"])
+            "max = 4 x 10 Gb/s less headers)\n"
+            + table(rows, ["setting", "dcnsim", "paper", "csn-marked pkts", "sender-loop cuts"])
             + f"\nwrote {out}/sird_fig10.png")
 
 

@@ -18,7 +18,8 @@ REPLY_US = 2.0  # the 8-byte reply's one-way time, before the next message or pr
 def build(quick: bool) -> SweepSpec:
     incast = {"name": "incast", "kind": "closed_loop", "sources": [1, 2, 3, 4, 5, 6], "receiver": 0,
               "size_bytes": 1_000_000, "think_us": REPLY_US, "exclude_from_slowdown": True}
-    probe = {"name": "probe", "kind": "closed_loop", "sources": [7], "receiver": 0, "size_bytes": 8, "think_us": REPLY_US}
+    probe = {"name": "probe", "kind": "closed_loop", "sources": [7], "receiver": 0, "size_bytes": 8,
+             "think_us": REPLY_US}
     duration = 5000.0 if quick else 50000.0
     base = {
         "seed": 1, "duration_us": duration, "measure": {"warmup_us": 500.0},
@@ -55,8 +56,8 @@ def report(df, out: str) -> str:
         if len(lat) == 0:
             rows.append((label, 0, "-", "-", "-", f"{rx:.2f}", f"{r['max_switch_bytes']:,}"))
             continue
-        rows.append((label, len(lat), f"{np.median(lat):.2f}", f"{np.quantile(lat, 0.99):.2f}", f"{lat.max():.2f}", f"{rx:.2f}",
-                     f"{r['max_switch_bytes']:,}"))
+        rows.append((label, len(lat), f"{np.median(lat):.2f}", f"{np.quantile(lat, 0.99):.2f}", f"{lat.max():.2f}",
+                     f"{rx:.2f}", f"{r['max_switch_bytes']:,}"))
     ax.set_xlabel("probe one-way latency (us)")
     ax.set_ylabel("CDF")
     ax.legend()

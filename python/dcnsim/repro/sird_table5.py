@@ -23,7 +23,8 @@ def _fig4(norm, path):
 
     protocols = sorted({p for p, _, _ in norm})
     fig, axes = _plt().subplots(1, 3, figsize=(11, 3.4))
-    for ax, (metric, title) in zip(axes, [("p99", "p99 slowdown @50%"), ("goodput", "max goodput"), ("queue_mb", "max ToR queuing")]):
+    panels = [("p99", "p99 slowdown @50%"), ("goodput", "max goodput"), ("queue_mb", "max ToR queuing")]
+    for ax, (metric, title) in zip(axes, panels):
         for i, p in enumerate(protocols):
             ys = [v[metric] for (q, _, _), v in norm.items() if q == p]
             ax.scatter([i + 0.06 * (k - len(ys) / 2) for k in range(len(ys))], ys, s=18)
@@ -97,17 +98,21 @@ def report(df, out: str) -> str:
                          sc.fmt(v["queue_mb"]), sc.fmt(sc.paper_value("queue_mb", p, wk, cfg)),
                          sc.fmt(v["p99"]), sc.fmt(sc.paper_value("p99", p, wk, cfg)),
                          ",".join(f"{x:.2f}" for x in v["unstable"]) or "-"))
-    t = table(rows, ["protocol", "wl", "config", "max goodput", "paper", "max ToR MB", "paper", "p99 @50%", "paper", "unstable loads"])
-    nrows = [(p, wk, cfg, sc.fmt(v["goodput"]), sc.fmt(v["queue_mb"]), sc.fmt(v["p99"])) for (p, wk, cfg), v in sorted(norm.items())]
+    t = table(rows, ["protocol", "wl", "config", "max goodput", "paper", "max ToR MB", "paper", "p99 @50%", "paper",
+                     "unstable loads"])
+    nrows = [(p, wk, cfg, sc.fmt(v["goodput"]), sc.fmt(v["queue_mb"]), sc.fmt(v["p99"]))
+             for (p, wk, cfg), v in sorted(norm.items())]
     n = table(nrows, ["protocol", "wl", "config", "goodput/best", "queuing/best", "p99/best"])
     _fig4(norm, f"{out}/sird_fig4.png")
     _fig5(df, f"{out}/sird_fig5.png")
     _fig6(df, f"{out}/sird_fig6.png")
     df.drop(columns=[c for c in df.columns if "," in c]).to_csv(f"{out}/sird_runs.csv", index=False)
     return ("SIRD Table 5 (goodput per host in Gb/s over loads; ToR queuing = max over ToRs of the sum over ports, "
-            f"stable loads only; stable = delivered >= {sc.STABLE_DELIVERY:.0%} of what arrived in the window and queues not still growing)\n"
+            f"stable loads only; stable = delivered >= {sc.STABLE_DELIVERY:.0%} of what arrived in the window "
+            "and queues not still growing)\n"
             + t + "\n\nTable 4 (normalized to the best protocol per cell)\n" + n
             + f"\n\nwrote {out}/sird_fig4.png, sird_fig5.png, sird_fig6.png, sird_runs.csv")
 
 
-REPRO = Repro("sird-table5", "SIRD vs DCTCP: 3 workloads x 3 configs x loads", "SIRD Tables 4-5, Figs. 4-6", build, report)
+REPRO = Repro("sird-table5", "SIRD vs DCTCP: 3 workloads x 3 configs x loads", "SIRD Tables 4-5, Figs. 4-6",
+              build, report)

@@ -10,7 +10,6 @@ is ever lost or recomputed, and loaded back as one table.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Optional
 
 import pandas as pd
@@ -49,7 +48,8 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
     return results(out)
 
 
-def sweep(base, axes=None, out="sweep-out", filter: Optional[str] = None, name: str = "sweep", **kwargs) -> pd.DataFrame:
+def sweep(base, axes=None, out="sweep-out", filter: Optional[str] = None, name: str = "sweep",
+          **kwargs) -> pd.DataFrame:
     """Expands `base` (a spec dict, TOML path or text) over `axes` and runs it; see `run_sweep`."""
     return run_sweep(as_sweep(base, axes, filter, name), out, **kwargs)
 

@@ -8,7 +8,7 @@ import itertools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Optional
 
 from ..errors import SpecError
 from ..spec import as_spec, load_spec, set_path, tomllib

@@ -336,9 +336,4 @@ mod tests {
         assert!(expect.is_empty());
         assert_eq!(q.pending(), 0);
     }
-
-    #[test]
-    fn event_is_small() {
-        assert_eq!(std::mem::size_of::<Event>(), 8);
-    }
 }

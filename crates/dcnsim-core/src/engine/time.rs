@@ -32,7 +32,7 @@ pub struct Rate {
 
 impl Rate {
     /// Panics on zero: callers validate specs first (rates must be > 0).
-    pub fn from_bps(bits_per_sec: u64) -> Rate {
+    pub const fn from_bps(bits_per_sec: u64) -> Rate {
         assert!(bits_per_sec > 0, "link rate must be positive");
         // 8 bits/byte * 1e12 ps/s * 65536 / rate, rounded to nearest.
         let num: u128 = 8u128 * 1_000_000_000_000u128 * 65536u128;
@@ -54,7 +54,7 @@ impl Rate {
 
     /// Time to put `bytes` on the wire.
     #[inline]
-    pub fn tx_time(self, bytes: u32) -> Time {
+    pub const fn tx_time(self, bytes: u32) -> Time {
         (bytes as u64 * self.ps_per_byte_x65536 + 65535) >> 16
     }
 

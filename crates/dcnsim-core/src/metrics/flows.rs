@@ -36,8 +36,7 @@ pub struct FlowLog {
     pub closed_loop_done: Vec<FlowId>,
 }
 
-/// Limit on flows in one run: beyond this the flow table alone would not fit a machine.
-pub const MAX_FLOWS: usize = u32::MAX as usize - 1;
+pub use crate::limits::MAX_FLOWS;
 
 impl FlowLog {
     pub fn new(hosts: u32) -> FlowLog {

@@ -152,9 +152,7 @@ pub struct PacketPool {
     pub trimmed: u64,
 }
 
-/// Hard cap on packets alive at once: a run that needs more is diverging (unbounded queues under
-/// overload) and is stopped with a clear error rather than eating all memory.
-pub const MAX_LIVE_PACKETS: usize = 1 << 28;
+pub use crate::limits::MAX_LIVE_PACKETS;
 
 impl Default for PacketPool {
     fn default() -> Self {
@@ -256,11 +254,6 @@ impl PacketPool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn packet_is_compact() {
-        assert!(std::mem::size_of::<Packet>() <= 64, "{}", std::mem::size_of::<Packet>());
-    }
 
     #[test]
     fn pool_reuses_and_accounts() {

@@ -9,7 +9,7 @@
 use crate::engine::rng::Rng;
 use crate::scenario::reader::{Section, SpecResult};
 
-pub const MAX_PRIORITIES: u8 = 8;
+pub use crate::limits::MAX_PRIORITIES;
 
 /// A threshold measured either in bytes or in packets.
 #[derive(Clone, Copy, Debug, PartialEq)]

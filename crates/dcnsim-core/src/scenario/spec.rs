@@ -85,11 +85,8 @@ fn read_load_balancing(s: &mut Section, default: &str, doc: &'static str) -> Spe
     })
 }
 
-/// Transports in one run (`[transport]` plus named setups); timers carry the index in a byte.
-pub const MAX_TRANSPORTS: usize = 16;
-
-/// Longest run we accept: guards against a unit slip (e.g. ns typed as us).
-pub const MAX_DURATION_US: f64 = 1e8;
+use crate::limits::{MAX_DELAY_US, MAX_PACKET_BYTES, MIN_MTU_BYTES};
+pub use crate::limits::{MAX_DURATION_US, MAX_TRANSPORTS};
 
 impl RunSpec {
     pub fn read(top: &mut Section) -> SpecResult<RunSpec> {
@@ -134,12 +131,14 @@ impl RunSpec {
         let pacing = n.f64_opt("nic_pacing_gbps", "Gb/s",
             "pace every host NIC to this rate (packets serialize at line rate, spaced by the pacing gap); unset = line rate")?;
         if let Some(p) = pacing {
-            n.ensure(p > 0.0 && p <= 100_000.0, "nic_pacing_gbps", format!("must be in (0, 100000] Gb/s, got {p}"))?;
+            crate::topology::check_rate(&n, "nic_pacing_gbps", p)?;
         }
-        n.ensure((64..=65_536).contains(&mtu), "mtu_bytes", format!("must be in [64, 65536], got {mtu}"))?;
+        let (min_mtu, max) = (MIN_MTU_BYTES, MAX_PACKET_BYTES);
+        n.ensure((min_mtu..=max).contains(&mtu), "mtu_bytes", format!("must be in [{min_mtu}, {max}], got {mtu}"))?;
         n.ensure(header < mtu, "header_bytes", format!("must be smaller than mtu_bytes ({mtu}), got {header}"))?;
-        n.ensure((1..=65_536).contains(&control), "control_bytes", "must be in [1, 65536]")?;
-        n.ensure((0.0..=1e6).contains(&latency), "switch_latency_us", "must be in [0, 1e6] us")?;
+        n.ensure((1..=max).contains(&control), "control_bytes", format!("must be in [1, {max}]"))?;
+        let max_us = MAX_DELAY_US;
+        n.ensure((0.0..=max_us).contains(&latency), "switch_latency_us", format!("must be in [0, {max_us:e}] us"))?;
         n.finish()?;
         let framing = Framing { mtu_bytes: mtu as u32, header_bytes: header as u32, control_bytes: control as u32 };
 

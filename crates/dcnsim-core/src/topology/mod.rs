@@ -57,8 +57,8 @@ pub struct Graph {
     pub links: Vec<Link>,
 }
 
-/// Limits that keep a typo from allocating the machine away.
-pub const MAX_HOSTS: u64 = 1 << 20;
+pub use crate::limits::MAX_HOSTS;
+use crate::limits::{MAX_DELAY_US, MAX_FAT_TREE_K, MAX_RATE_GBPS, MIN_RATE_GBPS};
 
 /// A link whose rate or loss differs from what the topology gives it (a degraded, upgraded or
 /// lossy link), named by the two nodes it joins (e.g. "core0" and "agg1_0"; hosts are "host<i>").
@@ -234,13 +234,16 @@ fn rate(s: &mut Section, key: &str, doc: &'static str) -> SpecResult<f64> {
     Ok(v)
 }
 
-fn check_rate(s: &Section, key: &str, v: f64) -> SpecResult<()> {
-    s.ensure(v > 0.0 && v <= 100_000.0, key, format!("must be in (0, 100000] Gb/s, got {v}"))
+/// A link or pacing rate (Gb/s) within the limits: below the slowest, serialization times overflow
+/// their fixed-point arithmetic (and under 1 b/s the rate rounds to zero).
+pub(crate) fn check_rate(s: &Section, key: &str, gbps: f64) -> SpecResult<()> {
+    let (min, max) = (MIN_RATE_GBPS, MAX_RATE_GBPS);
+    s.ensure((min..=max).contains(&gbps), key, format!("must be in [{min}, {max}] Gb/s, got {gbps}"))
 }
 
 fn delay(s: &mut Section, key: &str, default: f64, doc: &'static str) -> SpecResult<f64> {
     let v = s.f64_or(key, default, "us", doc)?;
-    s.ensure((0.0..=1e6).contains(&v), key, format!("must be in [0, 1e6] us, got {v}"))?;
+    s.ensure((0.0..=MAX_DELAY_US).contains(&v), key, format!("must be in [0, {MAX_DELAY_US:e}] us, got {v}"))?;
     Ok(v)
 }
 
@@ -306,7 +309,7 @@ impl TopologySpec {
             "fat_tree" => {
                 let k = s.u64("k", "ports", "[fat_tree] switch radix k: k pods, k^3/4 hosts")?;
                 s.ensure(k >= 2 && k % 2 == 0, "k", format!("must be an even number >= 2, got {k}"))?;
-                s.ensure(k <= 128, "k", format!("must be at most 128, got {k}"))?;
+                s.ensure(k <= MAX_FAT_TREE_K, "k", format!("must be at most {MAX_FAT_TREE_K}, got {k}"))?;
                 let over = s.u64_or(
                     "oversubscription",
                     1,

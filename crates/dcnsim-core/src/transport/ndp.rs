@@ -111,14 +111,14 @@ impl NdpConfig {
             "us",
             "[ndp: 5000 (htsim), phost: 1000] floor of the retransmission timeout",
         )?;
-        s.ensure(min_rto > 0.0 && min_rto <= 1e7, "min_rto_us", "must be in (0, 1e7] us")?;
+        s.ensure(min_rto > 0.0 && min_rto <= crate::limits::MAX_RTO_US, "min_rto_us", "must be in (0, 1e7] us")?;
         let init_rto = s.f64_or(
             "initial_rto_us",
             20000.0,
             "us",
             "[ndp, phost] retransmission timeout before an RTT sample (htsim: 20 ms)",
         )?;
-        s.ensure(init_rto > 0.0 && init_rto <= 1e7, "initial_rto_us", "must be in (0, 1e7] us")?;
+        s.ensure(init_rto > 0.0 && init_rto <= crate::limits::MAX_RTO_US, "initial_rto_us", "must be in (0, 1e7] us")?;
         let path_penalty = s.bool_or("path_penalty", !phost,
             "[ndp: true, phost: false] leave paths whose NACK ratio (returns and RTO losses weigh 3) is an outlier out of use (section 3.2.3); needs source routing")?;
         let rts = s.bool_or(

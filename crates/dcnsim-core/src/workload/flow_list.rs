@@ -3,8 +3,7 @@
 
 use crate::engine::time::{from_us, Time};
 
-/// Largest flow we accept: 1 TiB, far beyond any simulated duration, small enough for exact math.
-pub const MAX_FLOW_BYTES: u64 = 1 << 40;
+pub use crate::limits::MAX_FLOW_BYTES;
 
 /// One row of a flow list. `line` is kept because host ids can only be checked against the
 /// topology when the workload is built, and that error should still point at the row.

@@ -4,6 +4,7 @@
 use super::cdf::{self, Cdf, Interpolation};
 pub use super::flow_list::{ListedFlow, MAX_FLOW_BYTES};
 use crate::engine::time::{from_us, Time};
+use crate::limits::{MAX_THINK_US, MAX_WORKLOAD_COMPONENTS};
 use crate::scenario::reader::{Section, SpecError, SpecResult};
 
 pub const KINDS: &[(&str, &str)] = &[
@@ -208,7 +209,11 @@ fn read_closed_loop(s: &mut Section) -> SpecResult<Kind> {
     let size = size(s)?;
     let think =
         s.f64_or("think_us", 0.0, "us", "[closed_loop] wait between a message's completion and the next one's start")?;
-    s.ensure((0.0..=1e9).contains(&think), "think_us", format!("must be in [0, 1e9] us, got {think}"))?;
+    s.ensure(
+        (0.0..=MAX_THINK_US).contains(&think),
+        "think_us",
+        format!("must be in [0, {MAX_THINK_US:e}] us, got {think}"),
+    )?;
     let start = start_us(s)?;
     let stop = stop_us(s, start)?;
     if s.is_describe() {
@@ -273,10 +278,10 @@ impl WorkloadSpec {
             }
             s.finish()?;
         }
-        if components.len() > u16::MAX as usize {
+        if components.len() > MAX_WORKLOAD_COMPONENTS {
             return Err(SpecError {
                 field: "workload".into(),
-                message: format!("at most {} workload components", u16::MAX),
+                message: format!("at most {MAX_WORKLOAD_COMPONENTS} workload components"),
             });
         }
         Ok(WorkloadSpec { components })

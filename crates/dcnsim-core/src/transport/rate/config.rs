@@ -30,56 +30,14 @@ pub struct RateConfig {
 impl RateConfig {
     /// Reads the keys every rate protocol shares; `name` prefixes their descriptions' scope.
     pub fn read(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecResult<RateConfig> {
-        let recovery = match s
-            .choice_or(
-                "recovery",
-                &["go_back_n", "irn", "selective_repeat"],
-                "go_back_n",
-                "[rate senders] loss recovery: go_back_n (RoCEv2 as the HPCC reference NIC: NACK, resend from the \
-                 NACKed packet) or irn (IRN, Mittal et al. SIGCOMM'18: SACK per out-of-order packet, resend only \
-                 the holes, at most 1 BDP in flight, RTO_low/RTO_high); selective_repeat = irn",
-            )?
-            .as_str()
-        {
-            "irn" | "selective_repeat" => Recovery::SelectiveRepeat,
-            _ => Recovery::GoBackN,
-        };
-        let nack_interval = s.f64_or(
-            "nack_interval_us",
-            500.0,
-            "us",
-            "[rate senders] go_back_n: at most one NACK per gap per interval (HPCC's ns-3 runs: 500)",
-        )?;
-        s.ensure((0.0..=1e7).contains(&nack_interval), "nack_interval_us", "must be in [0, 1e7] us")?;
-        let ack_every = s.u64_or(
-            "ack_every_packets",
-            1,
-            "packets",
-            "[rate senders] ACK every this many in-order packets (and the last)",
-        )?;
-        s.ensure((1..=1_000_000).contains(&ack_every), "ack_every_packets", "must be in [1, 1000000]")?;
-        let timeout =
-            s.f64_or("timeout_us", 320.0, "us", "[rate senders] retransmission timeout (IRN's RTO_high: 320)")?;
-        s.ensure(timeout > 0.0 && timeout <= 1e7, "timeout_us", "must be in (0, 1e7] us")?;
-        let short = s.f64_or(
-            "short_timeout_us",
-            100.0,
-            "us",
-            "[rate senders] timeout while few packets are outstanding (IRN's RTO_low: 100)",
-        )?;
-        s.ensure(short > 0.0 && short <= timeout, "short_timeout_us", "must be in (0, timeout_us]")?;
-        let short_packets = s.u64_or(
-            "short_timeout_packets",
-            3,
-            "packets",
-            "[rate senders] short_timeout_us applies while at most this many packets are outstanding (IRN's N: 3)",
-        )?;
+        let (recovery, nack_interval, ack_every) = read_recovery(s)?;
+        let (timeout, short, short_packets) = read_timeouts(s)?;
         let default_cap = if recovery == Recovery::SelectiveRepeat { Some(1.0) } else { None };
         let cap = s.f64_opt(
             "in_flight_cap_bdp",
             "BDP",
             "[rate senders] no new data while this many BDPs of packets are in flight (IRN's BDP-FC: 1); \
-             default 1 with selective_repeat, none with go_back_n",
+             default 1 with irn, none with go_back_n",
         )?;
         let cap = cap.or(default_cap);
         if let Some(c) = cap {
@@ -118,4 +76,57 @@ impl RateConfig {
             lb: env.load_balancing,
         })
     }
+}
+
+/// Loss recovery and acknowledgement keys: (recovery, NACK interval in us, ACK every n packets).
+fn read_recovery(s: &mut Section) -> SpecResult<(Recovery, f64, u64)> {
+    let recovery = match s
+        .choice_or(
+            "recovery",
+            &["go_back_n", "irn", "selective_repeat"],
+            "go_back_n",
+            "[rate senders] loss recovery: go_back_n (RoCEv2 as the HPCC reference NIC: NACK, resend from the \
+             NACKed packet) or irn (IRN, Mittal et al. SIGCOMM'18: SACK per out-of-order packet, resend only the \
+             holes, at most 1 BDP in flight, RTO_low/RTO_high); selective_repeat = irn",
+        )?
+        .as_str()
+    {
+        "irn" | "selective_repeat" => Recovery::SelectiveRepeat,
+        _ => Recovery::GoBackN,
+    };
+    let nack_interval = s.f64_or(
+        "nack_interval_us",
+        500.0,
+        "us",
+        "[rate senders] go_back_n: at most one NACK per gap per interval (HPCC's ns-3 runs: 500)",
+    )?;
+    s.ensure((0.0..=crate::limits::MAX_RTO_US).contains(&nack_interval), "nack_interval_us", "must be in [0, 1e7] us")?;
+    let ack_every = s.u64_or(
+        "ack_every_packets",
+        1,
+        "packets",
+        "[rate senders] ACK every this many in-order packets (and the last)",
+    )?;
+    s.ensure((1..=1_000_000).contains(&ack_every), "ack_every_packets", "must be in [1, 1000000]")?;
+    Ok((recovery, nack_interval, ack_every))
+}
+
+/// Timeout keys: (timeout in us, short timeout in us, packets outstanding below which it applies).
+fn read_timeouts(s: &mut Section) -> SpecResult<(f64, f64, u64)> {
+    let timeout = s.f64_or("timeout_us", 320.0, "us", "[rate senders] retransmission timeout (IRN's RTO_high: 320)")?;
+    s.ensure(timeout > 0.0 && timeout <= crate::limits::MAX_RTO_US, "timeout_us", "must be in (0, 1e7] us")?;
+    let short = s.f64_or(
+        "short_timeout_us",
+        100.0,
+        "us",
+        "[rate senders] timeout while few packets are outstanding (IRN's RTO_low: 100)",
+    )?;
+    s.ensure(short > 0.0 && short <= timeout, "short_timeout_us", "must be in (0, timeout_us]")?;
+    let short_packets = s.u64_or(
+        "short_timeout_packets",
+        3,
+        "packets",
+        "[rate senders] short_timeout_us applies while at most this many packets are outstanding (IRN's N: 3)",
+    )?;
+    Ok((timeout, short, short_packets))
 }

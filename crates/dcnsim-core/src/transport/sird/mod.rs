@@ -74,6 +74,7 @@ use super::parts::ReceivedSet as Received;
 use super::{Conformance, Ctx, Framing, LoneFlow, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::engine::time::{from_us, Rate, Time};
+use crate::limits::MAX_RTO_US;
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
 use std::collections::{HashMap, VecDeque};
@@ -195,7 +196,7 @@ impl SirdConfig {
             "[sird] pace credits at the receiver's link rate (section 4.5); false = send credit as soon as the buckets allow")?;
         let rto = s.f64_or("rto_us", 100.0, "us",
             "[sird] loss recovery: silence after which a receiver asks for missing packets and a sender probes (Homa-style timeouts)")?;
-        s.ensure(rto > 0.0 && rto <= 1e7, "rto_us", format!("must be in (0, 1e7] us, got {rto}"))?;
+        s.ensure(rto > 0.0 && rto <= MAX_RTO_US, "rto_us", format!("must be in (0, 1e7] us, got {rto}"))?;
         s.ensure(lb != LoadBalancing::Source, "protocol",
             "SIRD does not choose source routes: set routing.load_balancing = \"spray\" (the paper's packet spraying) or \"ecmp\"")?;
         Ok(SirdConfig {

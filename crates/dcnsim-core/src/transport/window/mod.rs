@@ -64,14 +64,14 @@ fn read_shared(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecRes
         s.ensure(m >= 1, "max_window_packets", "must be at least 1")?;
     }
     let min_rto = s.f64_or("min_rto_us", 200.0, "us", "[dctcp, newreno] floor of the retransmission timeout")?;
-    s.ensure(min_rto > 0.0 && min_rto <= 1e7, "min_rto_us", "must be in (0, 1e7] us")?;
+    s.ensure(min_rto > 0.0 && min_rto <= crate::limits::MAX_RTO_US, "min_rto_us", "must be in (0, 1e7] us")?;
     let init_rto = s.f64_or(
         "initial_rto_us",
         1000.0,
         "us",
         "[dctcp, newreno] retransmission timeout before the first RTT sample",
     )?;
-    s.ensure(init_rto > 0.0 && init_rto <= 1e7, "initial_rto_us", "must be in (0, 1e7] us")?;
+    s.ensure(init_rto > 0.0 && init_rto <= crate::limits::MAX_RTO_US, "initial_rto_us", "must be in (0, 1e7] us")?;
     let dupack =
         s.u64_or("dupack_threshold", 3, "ACKs", "[dctcp, newreno] duplicate ACKs that trigger fast retransmit")?;
     s.ensure((1..=100).contains(&dupack), "dupack_threshold", "must be in [1, 100]")?;
