@@ -73,6 +73,89 @@ fn interval(s: &mut Section, key: &str, default: f64, doc: &'static str) -> Spec
     Ok(from_us(v))
 }
 
+/// The alpha, rate-decrease and rate-increase timers.
+fn read_timers(s: &mut Section) -> SpecResult<(Time, Time, Time)> {
+    let alpha = interval(
+        s,
+        "alpha_update_interval_us",
+        1.0,
+        "[dcqcn] alpha update period (reference run.py: 1; its dcqcn_paper: 50; the paper's K: 55)",
+    )?;
+    let decrease = interval(
+        s,
+        "rate_decrease_interval_us",
+        4.0,
+        "[dcqcn] period of the check that cuts the rate if a CNP came (reference run.py: 4; its dcqcn_paper: 50; \
+         the paper cuts on each CNP, which the NP spaces by 50 us)",
+    )?;
+    let increase = interval(
+        s,
+        "rate_increase_interval_us",
+        300.0,
+        "[dcqcn] rate-increase timer (reference run.py: 300; its dcqcn_paper: 55; DCQCN authors' ns-3: 60)",
+    )?;
+    Ok((alpha, decrease, increase))
+}
+
+/// The increase and cut keys (the timers, g, the minimum rate and the NP are filled in by the caller).
+fn read_increase(s: &mut Section) -> SpecResult<DcqcnParams> {
+    let f = s.u64_or(
+        "fast_recovery_steps",
+        1,
+        "events",
+        "[dcqcn] F: increase events of fast recovery before additive increase (reference run.py: 1; the paper and \
+         the code default: 5)",
+    )?;
+    s.ensure(f <= 1000, "fast_recovery_steps", "must be at most 1000")?;
+    let ai = rate_opt(
+        s,
+        "ai_rate_gbps",
+        "[dcqcn] additive increase step of the target rate; unset = 5 Mb/s x NIC rate / 25 Gb/s (reference run.py: \
+         20 Mb/s at 100G; the paper: 40 Mb/s at 40G)",
+    )?;
+    let hai = rate_opt(
+        s,
+        "hai_rate_gbps",
+        "[dcqcn] hyper increase step; unset = 50 Mb/s x NIC rate / 25 Gb/s (reference run.py: 200 Mb/s at 100G)",
+    )?;
+    let clamp_target = s.bool_or(
+        "clamp_target_rate",
+        false,
+        "[dcqcn] a cut always sets the target to the current rate (reference run.py: false: only if the rate \
+         increased since the last cut; DCQCN authors' ns-3: true)",
+    )?;
+    let first = s.f64_or(
+        "first_cnp_rate_fraction",
+        1.0,
+        "",
+        "[dcqcn] the first CNP sets the rate and target to this fraction of the rate (reference: 1.0)",
+    )?;
+    s.ensure(first > 0.0 && first <= 1.0, "first_cnp_rate_fraction", format!("must be in (0, 1], got {first}"))?;
+    let bc = s.u64_opt(
+        "byte_counter_bytes",
+        "bytes",
+        "[dcqcn] every this many bytes sent after a cut is an increase event too (the paper's byte counter); \
+         unset = none (the reference; DCQCN authors' ns-3: 300000)",
+    )?;
+    if let Some(b) = bc {
+        s.ensure(b >= 64, "byte_counter_bytes", "must be at least 64 bytes")?;
+    }
+    Ok(DcqcnParams {
+        g: 0.0,
+        alpha_interval: 0,
+        decrease_interval: 0,
+        increase_interval: 0,
+        fast_recovery_steps: f as u32,
+        ai_rate_gbps: ai,
+        hai_rate_gbps: hai,
+        min_bps: 0,
+        clamp_target,
+        first_cnp_fraction: first,
+        byte_counter: bc,
+        cnp_interval: 0,
+    })
+}
+
 impl RateProtocol for Dcqcn {
     const NAMES: &'static [(&'static str, &'static str)] = &[(
         "dcqcn",
@@ -87,67 +170,13 @@ impl RateProtocol for Dcqcn {
     fn read_params(s: &mut Section) -> SpecResult<DcqcnParams> {
         let g = s.f64_or("g", 1.0 / 256.0, "", "[dcqcn] alpha EWMA gain (reference run.py and the paper: 1/256)")?;
         s.ensure(g > 0.0 && g <= 1.0, "g", format!("must be in (0, 1], got {g}"))?;
-        let alpha_interval = interval(
-            s,
-            "alpha_update_interval_us",
-            1.0,
-            "[dcqcn] alpha update period (reference run.py: 1; its dcqcn_paper: 50; the paper's K: 55)",
-        )?;
-        let decrease_interval = interval(
-            s,
-            "rate_decrease_interval_us",
-            4.0,
-            "[dcqcn] period of the check that cuts the rate if a CNP came (reference run.py: 4; its dcqcn_paper: \
-             50; the paper cuts on each CNP, which the NP spaces by 50 us)",
-        )?;
-        let increase_interval = interval(
-            s,
-            "rate_increase_interval_us",
-            300.0,
-            "[dcqcn] rate-increase timer (reference run.py: 300; its dcqcn_paper: 55; DCQCN authors' ns-3: 60)",
-        )?;
-        let f = s.u64_or(
-            "fast_recovery_steps",
-            1,
-            "events",
-            "[dcqcn] F: increase events of fast recovery before additive increase (reference run.py: 1; the paper \
-             and the code default: 5)",
-        )?;
-        s.ensure(f <= 1000, "fast_recovery_steps", "must be at most 1000")?;
-        let ai = rate_opt(
-            s,
-            "ai_rate_gbps",
-            "[dcqcn] additive increase step of the target rate; unset = 5 Mb/s x NIC rate / 25 Gb/s (reference \
-             run.py: 20 Mb/s at 100G; the paper: 40 Mb/s at 40G)",
-        )?;
-        let hai = rate_opt(
-            s,
-            "hai_rate_gbps",
-            "[dcqcn] hyper increase step; unset = 50 Mb/s x NIC rate / 25 Gb/s (reference run.py: 200 Mb/s at 100G)",
-        )?;
-        let min_bps = min_rate(s)?;
-        let clamp_target = s.bool_or(
-            "clamp_target_rate",
-            false,
-            "[dcqcn] a cut always sets the target to the current rate (reference run.py: false: only if the rate \
-             increased since the last cut; DCQCN authors' ns-3: true)",
-        )?;
-        let first = s.f64_or(
-            "first_cnp_rate_fraction",
-            1.0,
-            "",
-            "[dcqcn] the first CNP sets the rate and target to this fraction of the rate (reference: 1.0)",
-        )?;
-        s.ensure(first > 0.0 && first <= 1.0, "first_cnp_rate_fraction", format!("must be in (0, 1], got {first}"))?;
-        let bc = s.u64_opt(
-            "byte_counter_bytes",
-            "bytes",
-            "[dcqcn] every this many bytes sent after a cut is an increase event too (the paper's byte counter); \
-             unset = none (the reference; DCQCN authors' ns-3: 300000)",
-        )?;
-        if let Some(b) = bc {
-            s.ensure(b >= 64, "byte_counter_bytes", "must be at least 64 bytes")?;
-        }
+        let (alpha_interval, decrease_interval, increase_interval) = read_timers(s)?;
+        let mut p = read_increase(s)?;
+        p.g = g;
+        p.alpha_interval = alpha_interval;
+        p.decrease_interval = decrease_interval;
+        p.increase_interval = increase_interval;
+        p.min_bps = min_rate(s)?;
         let cnp = s.f64_or(
             "cnp_interval_us",
             0.0,
@@ -156,20 +185,8 @@ impl RateProtocol for Dcqcn {
              reference run.py); the paper's NP: 50",
         )?;
         s.ensure((0.0..=1e6).contains(&cnp), "cnp_interval_us", format!("must be in [0, 1000000] us, got {cnp}"))?;
-        Ok(DcqcnParams {
-            g,
-            alpha_interval,
-            decrease_interval,
-            increase_interval,
-            fast_recovery_steps: f as u32,
-            ai_rate_gbps: ai,
-            hai_rate_gbps: hai,
-            min_bps,
-            clamp_target,
-            first_cnp_fraction: first,
-            byte_counter: bc,
-            cnp_interval: from_us(cnp),
-        })
+        p.cnp_interval = from_us(cnp);
+        Ok(p)
     }
 
     fn control(p: &DcqcnParams, qp: &QpSetup) -> DcqcnControl {

@@ -10,6 +10,7 @@
 
 pub mod dcqcn;
 pub mod dctcp;
+pub mod hpcc;
 pub mod timely;
 
 use crate::engine::time::Rate;
