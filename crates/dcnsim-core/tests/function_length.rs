@@ -14,12 +14,10 @@ const LIMIT: usize = 70;
 /// Today's longer functions: (file from the workspace root, fn name, body lines). Split one and
 /// lower or drop its entry; never raise one.
 const ALLOWED: &[(&str, &str, usize)] = &[
-    ("crates/dcnsim-core/src/metrics/summary.rs", "collect", 253),
-    ("crates/dcnsim-core/src/net/queue.rs", "read", 153),
-    ("crates/dcnsim-core/src/net/routing.rs", "build", 79),
-    ("crates/dcnsim-core/src/scenario/run.rs", "run", 89),
-    ("crates/dcnsim-core/src/scenario/spec.rs", "read", 162),
-    ("crates/dcnsim-core/src/transport/sird/mod.rs", "read", 86),
+    ("crates/dcnsim-core/src/metrics/summary.rs", "collect", 206),
+    ("crates/dcnsim-core/src/net/queue.rs", "read", 116),
+    ("crates/dcnsim-core/src/scenario/run.rs", "run", 81),
+    ("crates/dcnsim-core/src/scenario/spec.rs", "read", 142),
     ("crates/dcnsim-core/src/workload/generators.rs", "build", 123),
 ];
 

@@ -1,6 +1,8 @@
 //! NDP's effects from the paper, at small scale: lone flows at the exact ideal, a permutation that
 //! fills the fat tree (where DCTCP with ECMP does not), an incast finishing near the optimum, the
-//! sender-limited pull sharing of Fig. 21, and return-to-sender keeping large incasts timeout-free.
+//! sender-limited pull sharing of Fig. 21, return-to-sender keeping large incasts timeout-free,
+//! pHost without trimming, path penalties (Fig. 22). Also the pull pacer's rate and the keys:
+//! renamed keys refused, each protocol's own defaults documented.
 mod common;
 use common::*;
 
@@ -11,6 +13,18 @@ fn ndp_spec(k: u32, workload: &str, duration_us: f64, warmup_us: f64, queue_extr
          [queue]\npriorities = 2\nlimit_packets = 8\ntrim = true\nscheduling = \"wrr\"\nwrr_weights = [10, 1]\n{queue_extra}\n\
          [routing]\nload_balancing = \"source\"\n[transport]\nprotocol = \"ndp\"\n{workload}"
     ))
+}
+
+/// One flow across the k = 4 fat tree.
+fn lone_flow_spec(size: u64, transport_keys: &str) -> serde_json::Value {
+    let f = flow_file(&format!("ndp-lone-{size}"), &[(0, 15, size, 1.0)]);
+    ndp_spec(
+        4,
+        &format!("{transport_keys}\n[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", f.display()),
+        100_000.0,
+        0.0,
+        "",
+    )
 }
 
 fn counter(out: &dcnsim_core::scenario::RunOutput, name: &str) -> u64 {
@@ -25,14 +39,7 @@ fn window_gbps(out: &dcnsim_core::scenario::RunOutput) -> Vec<f64> {
 #[test]
 fn lone_flows_achieve_the_exact_ideal() {
     for size in [1000u64, 8936 * 30, 5_000_000] {
-        let f = flow_file(&format!("ndp-lone-{size}"), &[(0, 15, size, 1.0)]);
-        let out = run_checked(&ndp_spec(
-            4,
-            &format!("[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", f.display()),
-            100_000.0,
-            0.0,
-            "",
-        ));
+        let out = run_checked(&lone_flow_spec(size, ""));
         let fct = opt_u64s(&out.flows, "fct_ps")[0].unwrap();
         assert_eq!(fct, u64s(&out.flows, "ideal_fct_ps")[0], "{size} B");
         assert_eq!(counter(&out, "retransmitted_packets"), 0);
@@ -182,4 +189,68 @@ fn path_penalties_route_around_a_degraded_core_link_as_in_fig22() {
     let (with, rest) = gbps_into_pod0(true);
     assert!(with.iter().all(|&g| g > 6.0), "penalties should take the slow path out of use: {with:?}");
     assert!(rest.iter().all(|&g| g > 8.5), "{rest:?}");
+}
+
+#[test]
+fn pulls_are_paced_at_the_configured_fraction_of_the_line_rate() {
+    // A lone 5 MB flow: after its first window of 30 packets each packet waits for a pull, and a
+    // receiver sends one pull per (MTU + control packet) time at pull_rate_fraction of its link
+    // rate. So halving the fraction from f to f/2 adds `pulled` x that time / f.
+    let size = 5_000_000u64;
+    let pulled = (size.div_ceil(8936) - 30) as f64;
+    let pull_time_ps = (9000.0 + 64.0) * 8.0 / 10e9 * 1e12;
+    let fct = |fraction: f64| {
+        let out = run_checked(&lone_flow_spec(size, &format!("pull_rate_fraction = {fraction}")));
+        opt_u64s(&out.flows, "fct_ps")[0].expect("finishes") as f64
+    };
+    let fcts: Vec<f64> = [0.5, 0.25, 0.125].into_iter().map(fct).collect();
+    for (i, f) in [0.5, 0.25].into_iter().enumerate() {
+        let added = fcts[i + 1] - fcts[i];
+        let want = pulled * pull_time_ps / f;
+        assert!((added / want - 1.0).abs() < 0.01, "fraction {f} -> {}: {added} ps added, want {want}", f / 2.0);
+    }
+}
+
+#[test]
+fn renamed_and_bad_keys_are_refused_naming_the_field() {
+    let err = |keys: &str| {
+        let out = dcnsim_core::scenario::run(&lone_flow_spec(1000, keys), &Default::default());
+        out.err().expect("the spec is refused").to_string()
+    };
+    let e = err("pull_rate = 0.5");
+    assert!(e.contains("transport.pull_rate") && e.contains("was renamed to `pull_rate_fraction`"), "{e}");
+    for (keys, field) in [
+        ("pull_rate_fraction = 0.0", "transport.pull_rate_fraction"),
+        ("min_rto_us = 1e-9", "transport.min_rto_us"),
+        ("initial_rto_us = -1.0", "transport.initial_rto_us"),
+        ("initial_window_packets = 0", "transport.initial_window_packets"),
+        ("prioritize_senders = [1.5]", "transport.prioritize_senders"),
+        ("pull_order = \"lifo\"", "transport.pull_order"),
+    ] {
+        let e = err(keys);
+        assert!(e.contains(field), "{keys}: {e}");
+    }
+}
+
+#[test]
+fn ndp_and_phost_each_document_their_own_defaults() {
+    let d = dcnsim_core::scenario::describe();
+    let default = |scope: &str, key: &str| {
+        let path = format!("transport.{key}");
+        let p = d.params.iter().find(|p| p.scope == Some(scope) && p.path == path);
+        let p = p.unwrap_or_else(|| panic!("{scope} documents {key}"));
+        assert!(p.doc.starts_with(&format!("[{scope}]")), "{scope} {key}: {}", p.doc);
+        p.default.clone().unwrap()
+    };
+    for (key, ndp, phost) in [
+        ("initial_window_packets", "30", "8"),
+        ("pull_order", "\"fair\"", "\"srpt\""),
+        ("pull_rate_fraction", "1", "1"),
+        ("min_rto_us", "5000", "1000"),
+        ("initial_rto_us", "20000", "20000"),
+        ("path_penalty", "true", "false"),
+    ] {
+        assert_eq!((default("ndp", key), default("phost", key)), (ndp.to_string(), phost.to_string()), "{key}");
+    }
+    assert!(!d.params.iter().any(|p| p.path == "transport.pull_rate"), "the old name is not documented");
 }

@@ -55,9 +55,13 @@ fn bad_sird_parameters_name_the_field() {
         ("transport", "receiver_policy", s("fifo"), "transport.receiver_policy", "expected one of: srpt, round_robin"),
         ("transport", "receiver_policy", s("sprt"), "transport.receiver_policy", "did you mean \"srpt\""),
         ("transport", "sender_srpt_share", V::Float(1.5), "transport.sender_srpt_share", "[0, 1]"),
-        ("transport", "priorities", s("yes"), "transport.priorities", "true or false"),
+        ("transport", "use_priorities", s("yes"), "transport.use_priorities", "true or false"),
         ("transport", "pace_credits", V::Integer(1), "transport.pace_credits", "true or false"),
-        ("transport", "rto_us", V::Float(0.0), "transport.rto_us", "(0, 1e7]"),
+        ("transport", "timeout_us", V::Float(0.0), "transport.timeout_us", "(0, 1e7]"),
+        ("transport", "timeout_us", V::Float(1e8), "transport.timeout_us", "(0, 1e7]"),
+        // Old names point to the new ones.
+        ("transport", "priorities", V::Boolean(false), "transport.priorities", "was renamed to `use_priorities`"),
+        ("transport", "rto_us", V::Float(100.0), "transport.rto_us", "was renamed to `timeout_us`"),
         ("transport", "bdp_bytes", V::Integer(0), "transport.bdp_bytes", "[1, 2^40]"),
         ("transport", "bdp_bytes", V::Float(1e5), "transport.bdp_bytes", "float"),
         ("transport", "budget_bpd", V::Float(2.0), "transport.budget_bpd", "did you mean `budget_bdp`"),
@@ -89,7 +93,9 @@ fn the_base_spec_and_the_paper_values_are_valid() {
         assert_eq!(t[k].as_f64(), Some(v), "resolved default of {k}: {t}");
     }
     assert_eq!(t["receiver_policy"], "srpt");
-    assert_eq!(t["priorities"], true);
+    assert_eq!(t["use_priorities"], true);
+    assert_eq!(t["pace_credits"], true);
+    assert_eq!(t["timeout_us"].as_f64(), Some(100.0));
 }
 
 #[test]
@@ -108,9 +114,9 @@ fn every_sird_parameter_is_documented_with_a_default() {
         "additive_increase_mtu",
         "receiver_policy",
         "sender_srpt_share",
-        "priorities",
+        "use_priorities",
         "pace_credits",
-        "rto_us",
+        "timeout_us",
     ] {
         let p = d
             .params
@@ -119,5 +125,8 @@ fn every_sird_parameter_is_documented_with_a_default() {
             .unwrap_or_else(|| panic!("{key} undocumented"));
         assert!(p.doc.starts_with("[sird]"), "{key}: {}", p.doc);
         assert!(p.default.is_some(), "{key} has a default");
+    }
+    for old in ["priorities", "rto_us"] {
+        assert!(!d.params.iter().any(|p| p.path == format!("transport.{old}")), "{old} is still documented");
     }
 }

@@ -26,7 +26,7 @@ def build(quick: bool) -> SweepSpec:
         "topology": {"kind": "single_switch", "hosts": 8, "host_rate_gbps": 10.0, "host_delay_us": 1.0},
         "queue": {"priorities": 1},
         "routing": {"load_balancing": "ecmp"},
-        "transport": {"protocol": "sird", "priorities": False},
+        "transport": {"protocol": "sird", "use_priorities": False},
         "workload": [incast, probe],
     }
     variants = [[pace, wl] for wl in ([incast, probe], [incast]) for pace in (True, False)] + [[True, [probe]]]

@@ -9,59 +9,98 @@
 //! when the last packet crosses the last link. The same integer serialization times as the
 //! simulator are used, so the result is exact to the picosecond, not an approximation.
 //!
+//! Packets are full-sized but for one short packet when the size is not a multiple of the MSS.
+//! Transports send it last, but a flow that lost a packet before its bottleneck (say in its own
+//! NIC queue) sends that one again after it, and with a paced NIC or a slower hop downstream that
+//! order can be faster. So the ideal is the best order: the short packet last or first for one
+//! path; under multipath, where it can also overtake in the fabric, the first few positions too.
+//!
 //! With per-packet multipath (spraying, source routing) packets need not queue behind each other
 //! in the fabric: a short last packet on another path can overtake. There the ideal assumes
 //! perfect spraying — every packet finds its middle hops free — while the sender's NIC and the
 //! receiver's downlink still carry every packet one at a time (in arrival order).
+//!
+//! Equal-cost paths need not be equally fast (a degraded link, `topology.link_overrides`). The
+//! ideal is then defined so that no flow can beat it: with per-flow ECMP, the fastest of the flow's
+//! equal-cost paths (the path it would have been luckiest to be hashed onto); with per-packet
+//! multipath, every packet crosses the fabric on the fastest path for its size. A flow hashed onto
+//! a slow path therefore shows a slowdown above 1 even alone: that is the cost of the asymmetry.
 
+use super::ideal_paths::Crossing;
 use crate::engine::time::Time;
 pub use crate::net::paths::Hop;
 
-/// Completion time of `size` application bytes cut into packets of at most `mss` payload bytes,
-/// each with `header` bytes of headers, over `hops`.
-pub fn ideal_fct(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
-    assert!(size > 0 && mss > 0 && !hops.is_empty());
-    let full = size / mss as u64;
-    let rest = (size % mss as u64) as u32;
-    // free[j]: when hop j can start the next packet; arrive: when the last packet crossed hop h-1.
+/// A flow's packets: `full` of `full_wire` bytes on the wire and, when the size is not a multiple
+/// of the MSS, one short packet of `short_wire` bytes.
+#[derive(Clone, Copy, Debug)]
+struct Packets {
+    full: u64,
+    full_wire: u32,
+    short_wire: Option<u32>,
+}
+
+/// Full packets simulated before and after the steady state that the fast forms skip.
+const WARM: u64 = 64;
+
+/// Positions of the short packet tried under multipath (0 = sent first); later ones, short of
+/// the very end, behave as these do once the pipeline is in steady state.
+const SHORT_POSITIONS: u64 = 8;
+
+impl Packets {
+    fn of(size: u64, mss: u32, header: u32) -> Packets {
+        assert!(size > 0 && mss > 0);
+        let rest = (size % mss as u64) as u32;
+        Packets { full: size / mss as u64, full_wire: mss + header, short_wire: (rest > 0).then_some(rest + header) }
+    }
+
+    /// Wire sizes in sending order, the short packet at position `at` (clamped to the end).
+    fn in_order(self, at: u64) -> impl Iterator<Item = u32> {
+        let at = at.min(self.full);
+        let full = std::iter::repeat_n(self.full_wire, self.full as usize);
+        full.clone().take(at as usize).chain(self.short_wire).chain(full.skip(at as usize))
+    }
+
+    /// Positions of the short packet worth trying, `positions` from the front and the end.
+    fn short_positions(self, positions: u64) -> Vec<u64> {
+        match self.short_wire {
+            None => vec![0],
+            Some(_) => (0..=positions.min(self.full)).chain([self.full]).collect(),
+        }
+    }
+
+    /// The same flow with the full packets past 2 x WARM left out, and how many were.
+    fn compressed(self) -> (Packets, u64) {
+        let skipped = self.full.saturating_sub(2 * WARM);
+        (Packets { full: self.full - skipped, ..self }, skipped)
+    }
+}
+
+/// The store-and-forward tandem: when the last of `wires` (in sending order) crosses `hops`.
+fn tandem(wires: impl Iterator<Item = u32>, hops: &[Hop]) -> Time {
+    // free[j]: when hop j can start the next packet; arrive: when the last packet crossed every hop.
     let mut free = vec![0 as Time; hops.len()];
     let mut arrive = 0;
-    let mut run = |wire: u32, count: u64| {
-        let tx: Vec<Time> = hops.iter().map(|h| h.rate.tx_time(wire)).collect();
-        let busy: Vec<Time> = hops.iter().map(|h| h.busy(wire)).collect();
-        for _ in 0..count {
-            let mut ready = 0; // the sender has all data at time 0
-            for j in 0..hops.len() {
-                let start = ready.max(free[j]);
-                free[j] = start + busy[j];
-                ready = start + tx[j] + hops[j].delay;
-            }
-            arrive = ready;
+    for wire in wires {
+        let mut ready = 0; // the sender has all data at time 0
+        for (j, h) in hops.iter().enumerate() {
+            let start = ready.max(free[j]);
+            free[j] = start + h.busy(wire);
+            ready = start + h.rate.tx_time(wire) + h.delay;
         }
-    };
-    run(mss + header, full);
-    if rest > 0 {
-        run(rest + header, 1);
+        arrive = ready;
     }
     arrive
 }
 
-/// The ideal under perfect per-packet multipath (see the module doc).
-pub fn ideal_fct_multipath(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
-    assert!(size > 0 && mss > 0 && !hops.is_empty());
-    if hops.len() <= 2 {
-        return ideal_fct(size, mss, header, hops);
-    }
-    let (first, last, middle) = (hops[0], hops[hops.len() - 1], &hops[1..hops.len() - 1]);
-    let transit = |wire: u32| first.delay + middle.iter().map(|h| h.rate.tx_time(wire) + h.delay).sum::<Time>();
-    let full = size / mss as u64;
-    let rest = (size % mss as u64) as u32;
-    let mut arrivals: Vec<(Time, u32)> = Vec::with_capacity(full as usize + 1);
+/// Per-packet multipath given the NIC, the downlink and `reach(wire)`: when a packet that left the
+/// NIC at 0 reaches the downlink, crossing the fabric without queueing.
+fn sprayed(wires: impl Iterator<Item = u32>, first: Hop, last: Hop, reach: &dyn Fn(u32) -> Time) -> Time {
+    let mut arrivals: Vec<(Time, u32)> = Vec::new();
     let mut nic_free = 0;
-    for wire in std::iter::repeat_n(mss + header, full as usize).chain((rest > 0).then_some(rest + header)) {
+    for wire in wires {
         let done = nic_free + first.rate.tx_time(wire);
         nic_free += first.busy(wire);
-        arrivals.push((done + transit(wire), wire));
+        arrivals.push((done + reach(wire), wire));
     }
     arrivals.sort(); // the downlink serves packets in the order they reach it
     let mut free = 0;
@@ -74,42 +113,76 @@ pub fn ideal_fct_multipath(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Ti
     end
 }
 
-/// `ideal_fct_multipath` in O(hops) for any size, as `ideal_fct_fast`: past the first packets
-/// the first and last hops advance by the slower of the two per full packet.
-pub fn ideal_fct_multipath_fast(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
-    const WARM: u64 = 64;
-    let full = size / mss as u64;
-    if full <= 2 * WARM || hops.len() <= 2 {
-        return if hops.len() <= 2 {
-            ideal_fct_fast(size, mss, header, hops)
-        } else {
-            ideal_fct_multipath(size, mss, header, hops)
-        };
-    }
-    let wire = mss + header;
-    let step = hops[0].busy(wire).max(hops[hops.len() - 1].busy(wire));
-    let head = WARM * mss as u64;
-    let tail = size - (full - WARM) * mss as u64;
-    ideal_fct_multipath(head + tail, mss, header, hops) + (full - 2 * WARM) * step
+/// Serialization plus delay of a packet of `wire` bytes over `hops`, queueing nowhere.
+fn transit(hops: &[Hop], wire: u32) -> Time {
+    hops.iter().map(|h| h.rate.tx_time(wire) + h.delay).sum()
+}
+
+/// The best single-path completion: the short packet sent last (as transports do) or first (as a
+/// flow whose packet was lost before the bottleneck may end up sending it), whichever is sooner.
+fn single_path(p: Packets, hops: &[Hop]) -> Time {
+    p.short_positions(0).into_iter().map(|at| tandem(p.in_order(at), hops)).min().expect("a position")
+}
+
+fn multipath(p: Packets, first: Hop, last: Hop, reach: &dyn Fn(u32) -> Time) -> Time {
+    let positions = p.short_positions(SHORT_POSITIONS);
+    positions.into_iter().map(|at| sprayed(p.in_order(at), first, last, reach)).min().expect("a position")
+}
+
+/// Completion time of `size` application bytes cut into packets of at most `mss` payload bytes,
+/// each with `header` bytes of headers, over `hops`.
+pub fn ideal_fct(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
+    assert!(!hops.is_empty());
+    single_path(Packets::of(size, mss, header), hops)
 }
 
 /// Same as `ideal_fct` but O(hops) for any size: after the pipeline fills, each further full
 /// packet advances the last hop by the bottleneck's serialization time. Used for long flows.
 pub fn ideal_fct_fast(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
-    const WARM: u64 = 64;
-    let full = size / mss as u64;
-    if full <= 2 * WARM {
+    assert!(!hops.is_empty());
+    let (p, skipped) = Packets::of(size, mss, header).compressed();
+    let bottleneck = hops.iter().map(|h| h.busy(p.full_wire)).max().unwrap();
+    single_path(p, hops) + skipped * bottleneck
+}
+
+/// The ideal under perfect per-packet multipath (see the module doc).
+pub fn ideal_fct_multipath(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
+    assert!(!hops.is_empty());
+    if hops.len() <= 2 {
         return ideal_fct(size, mss, header, hops);
     }
-    // Simulate WARM packets, skip the steady state, then simulate the tail exactly.
-    let wire = mss + header;
-    let bottleneck = hops.iter().map(|h| h.busy(wire)).max().unwrap();
-    let head = WARM * mss as u64;
-    let tail = size - (full - WARM) * mss as u64; // last WARM full packets plus the remainder
-    let skipped = full - 2 * WARM;
-    // Once the pipeline is full every hop advances by exactly `bottleneck` per packet, so
-    // the completion of (head + skipped + tail) equals completion of (head + tail) + skipped * bottleneck.
-    ideal_fct(head + tail, mss, header, hops) + skipped * bottleneck
+    let (first, last, middle) = (hops[0], hops[hops.len() - 1], &hops[1..hops.len() - 1]);
+    multipath(Packets::of(size, mss, header), first, last, &|wire| first.delay + transit(middle, wire))
+}
+
+/// `ideal_fct_multipath` in O(hops) for any size, as `ideal_fct_fast`: past the first packets
+/// the first and last hops advance by the slower of the two per full packet.
+pub fn ideal_fct_multipath_fast(size: u64, mss: u32, header: u32, hops: &[Hop]) -> Time {
+    if hops.len() <= 2 {
+        return ideal_fct_fast(size, mss, header, hops);
+    }
+    let (first, last, middle) = (hops[0], hops[hops.len() - 1], &hops[1..hops.len() - 1]);
+    multipath_fast(size, mss, header, first, last, &|wire| first.delay + transit(middle, wire))
+}
+
+fn multipath_fast(size: u64, mss: u32, header: u32, first: Hop, last: Hop, reach: &dyn Fn(u32) -> Time) -> Time {
+    let (p, skipped) = Packets::of(size, mss, header).compressed();
+    let step = first.busy(p.full_wire).max(last.busy(p.full_wire));
+    multipath(p, first, last, reach) + skipped * step
+}
+
+/// The ideal FCT of `size` bytes over a crossing (see the module doc). Per-flow routing: the best
+/// of the equal-cost paths, the one the flow would have been luckiest to be hashed onto. Per-packet
+/// multipath: every packet crosses the fabric on the fastest path for its size, queueing nowhere
+/// between the NIC and the downlink. Either way no flow can finish sooner.
+pub fn ideal_over(size: u64, mss: u32, header: u32, c: &Crossing, multipath_lb: bool) -> Time {
+    assert!(!c.middles.is_empty());
+    let path = |m: &[Hop]| -> Vec<Hop> { [&[c.first][..], m, &[c.last][..]].concat() };
+    if !multipath_lb || c.middles.iter().all(|m| m.is_empty()) {
+        return c.middles.iter().map(|m| ideal_fct_fast(size, mss, header, &path(m))).min().expect("a crossing");
+    }
+    let reach = |wire: u32| c.first.delay + c.middles.iter().map(|m| transit(m, wire)).min().expect("a crossing");
+    multipath_fast(size, mss, header, c.first, c.last, &reach)
 }
 
 #[cfg(test)]
@@ -202,6 +275,69 @@ mod tests {
                     ideal_fct(size, 1436, 64, &h),
                     "size {size} rates {rates:?}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn a_paced_nic_makes_sending_the_short_packet_first_faster() {
+        // A 400G NIC paced at 30G, a 100G downlink: the short packet first shortens the pacing gap
+        // every later packet waits behind (the case a randomized run found flows beating).
+        let mut h = hops(&[400.0, 100.0], 200_000);
+        h[0].pace = Some(Rate::from_gbps(30.0));
+        let p = Packets::of(1_223_897, 8936, 64);
+        let (last, first) = (tandem(p.in_order(u64::MAX), &h), tandem(p.in_order(0), &h));
+        assert!(first < last);
+        assert_eq!(ideal_fct(1_223_897, 8936, 64, &h), first);
+        assert_eq!(ideal_fct_fast(1_223_897, 8936, 64, &h), first);
+    }
+
+    #[test]
+    fn no_order_of_the_packets_beats_the_ideal() {
+        let mut rng = crate::engine::rng::Rng::seed_from(3);
+        let rates = [1.0, 2.5, 10.0, 25.0, 40.0, 100.0];
+        let pick = |rng: &mut crate::engine::rng::Rng| rates[rng.below(rates.len() as u64) as usize];
+        for _ in 0..3000 {
+            let n = 2 + rng.below(4) as usize;
+            let mut h: Vec<Hop> = (0..n)
+                .map(|_| Hop { rate: Rate::from_gbps(pick(&mut rng)), delay: rng.below(3) * 500_000, pace: None })
+                .collect();
+            if rng.bernoulli(0.4) {
+                h[0].pace = Some(Rate::from_gbps(pick(&mut rng)));
+            }
+            let most = if rng.bernoulli(0.2) { 60 } else { 12 };
+            let size = 1 + rng.below(most * 1436);
+            let p = Packets::of(size, 1436, 64);
+            let single = ideal_fct(size, 1436, 64, &h);
+            let multi = ideal_fct_multipath(size, 1436, 64, &h);
+            let (first, last, middle) = (h[0], h[n - 1], &h[1..n - 1]);
+            for at in 0..=p.full {
+                assert!(single <= tandem(p.in_order(at), &h), "{h:?} size {size} short at {at}");
+                let reach = |w: u32| first.delay + transit(middle, w);
+                assert!(multi <= sprayed(p.in_order(at), first, last, &reach), "{h:?} size {size} at {at}");
+            }
+            assert!(multi <= single);
+        }
+    }
+
+    #[test]
+    fn fast_forms_match_exact_with_pacing_and_every_short_position() {
+        for rates in [[40.0, 10.0, 10.0, 100.0], [100.0, 400.0, 400.0, 25.0], [10.0, 2.5, 40.0, 10.0]] {
+            for pace in [None, Some(7.0), Some(30.0)] {
+                let mut h = hops(&rates, 300_000);
+                h[0].pace = pace.map(Rate::from_gbps);
+                for size in [1u64, 1437, 200_000, 1_000_001, 3_333_333] {
+                    assert_eq!(
+                        ideal_fct_fast(size, 1436, 64, &h),
+                        ideal_fct(size, 1436, 64, &h),
+                        "{rates:?} {pace:?} {size}"
+                    );
+                    assert_eq!(
+                        ideal_fct_multipath_fast(size, 1436, 64, &h),
+                        ideal_fct_multipath(size, 1436, 64, &h),
+                        "{rates:?} {pace:?} {size}"
+                    );
+                }
             }
         }
     }

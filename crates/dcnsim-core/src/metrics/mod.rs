@@ -2,6 +2,8 @@
 pub mod flow_state;
 pub mod flows;
 pub mod ideal;
+pub mod ideal_paths;
+pub mod link_usage;
 pub mod summary;
 pub mod table;
 pub mod trace;

@@ -1,13 +1,14 @@
 //! Collecting a finished simulation into tables and a summary: per-flow FCT and slowdown against
 //! the exact ideal, goodput over the measurement window, queue occupancy per port and per switch.
 
-use super::ideal::{ideal_fct_fast, ideal_fct_multipath_fast};
+use super::ideal::ideal_over;
+use super::ideal_paths::IdealPaths;
+use super::link_usage;
 use super::table::{Column, Table};
 use crate::engine::time::Rate;
 use crate::net::packet::LoadBalancing;
-use crate::net::paths::Hop;
 use crate::net::port::PortRole;
-use crate::scenario::output::RunOutput;
+use crate::scenario::output::{RunError, RunOutput};
 use crate::scenario::run::Simulation;
 use serde_json::{json, Value};
 
@@ -22,10 +23,42 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
-fn stats(mut v: Vec<f64>) -> Value {
+/// Statistics over finished flows, with the counted flows that did not finish beside them: a
+/// tail that never finished is missing from every quantile (survivorship).
+fn stats(mut v: Vec<f64>, unfinished: usize) -> Value {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let mean = if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
-    json!({"count": v.len(), "mean": num(mean), "median": num(quantile(&v, 0.5)), "p99": num(quantile(&v, 0.99)), "max": num(v.last().copied().unwrap_or(f64::NAN))})
+    json!({"count": v.len(), "unfinished": unfinished, "mean": num(mean), "median": num(quantile(&v, 0.5)), "p99": num(quantile(&v, 0.99)), "max": num(v.last().copied().unwrap_or(f64::NAN))})
+}
+
+/// Counted flows that had not finished when the run ended, above this fraction, get a warning.
+const UNFINISHED_WARNING: f64 = 0.01;
+
+/// What the results cannot say, found once the run is over (each "`field`: message").
+pub fn run_warnings(sim: &Simulation, finished: usize, unfinished: usize) -> Vec<String> {
+    let warmup = sim.spec.warmup;
+    if sim.ended_at < warmup {
+        return vec![format!(
+            "`measure.warmup_us`: the run ended at {} us, before the warm-up ended ({} us): there is no measurement window and no statistics; lower warmup_us or set stop_when_done = false",
+            sim.ended_at as f64 / 1e6,
+            warmup as f64 / 1e6
+        )];
+    }
+    let counted = finished + unfinished;
+    if counted == 0 {
+        return vec![
+            "`measure.warmup_us`: no counted flow started inside the measurement window: slowdown and FCT statistics are empty"
+                .into(),
+        ];
+    }
+    let share = unfinished as f64 / counted as f64;
+    if share > UNFINISHED_WARNING {
+        return vec![format!(
+            "`duration_us`: {unfinished} of {counted} counted flows ({:.1}%) had not finished when the run ended; slowdown and FCT statistics cover finished flows only and understate the tail (stop arrivals earlier with the workload's stop_us, or run longer)",
+            100.0 * share
+        )];
+    }
+    Vec::new()
 }
 
 /// JSON has no NaN: missing statistics are null.
@@ -49,16 +82,20 @@ pub fn human_bytes(b: u64) -> String {
     format!("{}{u}", s.trim_end_matches(".0"))
 }
 
-pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> RunOutput {
-    let net = &sim.net;
-    let spec = &sim.spec;
-    let fr = spec.framing;
-    let host_rate: Rate = spec.topology.kind.host_rate();
-    let window_start = spec.warmup;
-    let window = sim.ended_at.saturating_sub(window_start);
-    let names = sim.workload.component_names();
+/// The flow table and what the slowdown statistics need from it.
+struct FlowResults {
+    table: Table,
+    /// (size, slowdown) of counted flows that finished.
+    slowdowns: Vec<(u64, f64)>,
+    fcts_us: Vec<f64>,
+    /// Sizes of counted flows that did not finish.
+    unfinished_sizes: Vec<u64>,
+}
 
-    // Flows.
+/// One row per flow, with its exact ideal FCT; fails if a flow beat its ideal (a bug).
+fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
+    let (spec, fr, window_start) = (&sim.spec, sim.spec.framing, sim.spec.warmup);
+    let names = sim.workload.component_names();
     let n = sim.flows.records.len();
     let mut cols_id = Vec::with_capacity(n);
     let (mut src, mut dst, mut size, mut start) =
@@ -66,25 +103,30 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let (mut end, mut fct, mut ideal, mut slow) =
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut wl, mut counted, mut win_bytes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let mut hop_cache: std::collections::HashMap<(u32, u32), Vec<Hop>> = Default::default();
+    let mut paths = IdealPaths::new(&sim.net);
     let mut slowdowns: Vec<(u64, f64)> = Vec::new();
     let mut fcts_us: Vec<f64> = Vec::new();
+    let mut unfinished_sizes: Vec<u64> = Vec::new();
     for (i, r) in sim.flows.records.iter().enumerate() {
-        let key = (net.routes.edge_of_host[r.src as usize], net.routes.edge_of_host[r.dst as usize]);
-        // Hosts of one edge pair see identical paths in the fabrics we build (same host link rates).
-        let hops = hop_cache.entry(key).or_insert_with(|| net.path_hops(r.src, r.dst));
-        let id_fct = match spec.transports[spec.component_transport[r.component as usize] as usize].load_balancing {
-            LoadBalancing::Ecmp => ideal_fct_fast(r.size, fr.mss(), fr.header_bytes, hops),
-            LoadBalancing::Spray | LoadBalancing::Source => {
-                ideal_fct_multipath_fast(r.size, fr.mss(), fr.header_bytes, hops)
-            }
-        };
+        let lb = spec.transports[spec.component_transport[r.component as usize] as usize].load_balancing;
+        let multipath = lb != LoadBalancing::Ecmp;
+        let id_fct = ideal_over(r.size, fr.mss(), fr.header_bytes, &paths.crossing(r.src, r.dst), multipath);
         let f = r.end.map(|e| e - r.start);
+        if let Some(f) = f.filter(|&f| f < id_fct) {
+            return Err(RunError::Invariant(format!(
+                "flow {i} ({} bytes, host {} to {}) finished in {f} ps, faster than its ideal {id_fct} ps",
+                r.size, r.src, r.dst
+            )));
+        }
         let sd = f.map_or(f64::NAN, |f| f as f64 / id_fct as f64);
         let is_counted = !sim.workload.excluded_from_slowdown(r.component) && r.start >= window_start;
-        if let (true, Some(fct)) = (is_counted, f) {
-            slowdowns.push((r.size, sd));
-            fcts_us.push(fct as f64 / 1e6);
+        match (is_counted, f) {
+            (true, Some(fct)) => {
+                slowdowns.push((r.size, sd));
+                fcts_us.push(fct as f64 / 1e6);
+            }
+            (true, None) => unfinished_sizes.push(r.size),
+            _ => {}
         }
         cols_id.push(i as u64);
         src.push(r.src as u64);
@@ -99,19 +141,34 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         counted.push(is_counted);
         win_bytes.push(sim.flows.delivered_per_flow_in_window[i]);
     }
-    let mut flows = Table::default();
-    flows.push("flow_id", Column::U64(cols_id));
-    flows.push("src", Column::U64(src));
-    flows.push("dst", Column::U64(dst));
-    flows.push("size_bytes", Column::U64(size));
-    flows.push("start_ps", Column::U64(start));
-    flows.push("end_ps", Column::OptU64(end));
-    flows.push("fct_ps", Column::OptU64(fct));
-    flows.push("ideal_fct_ps", Column::U64(ideal));
-    flows.push("slowdown", Column::F64(slow));
-    flows.push("workload", Column::Str(wl));
-    flows.push("counted", Column::Bool(counted));
-    flows.push("window_bytes", Column::U64(win_bytes));
+    let mut table = Table::default();
+    table.push("flow_id", Column::U64(cols_id));
+    table.push("src", Column::U64(src));
+    table.push("dst", Column::U64(dst));
+    table.push("size_bytes", Column::U64(size));
+    table.push("start_ps", Column::U64(start));
+    table.push("end_ps", Column::OptU64(end));
+    table.push("fct_ps", Column::OptU64(fct));
+    table.push("ideal_fct_ps", Column::U64(ideal));
+    table.push("slowdown", Column::F64(slow));
+    table.push("workload", Column::Str(wl));
+    table.push("counted", Column::Bool(counted));
+    table.push("window_bytes", Column::U64(win_bytes));
+    Ok(FlowResults { table, slowdowns, fcts_us, unfinished_sizes })
+}
+
+/// `wall_s`: wall-clock seconds of the event loop. Fails if a flow beat its ideal FCT (a bug).
+pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> Result<RunOutput, RunError> {
+    let net = &sim.net;
+    let spec = &sim.spec;
+    let fr = spec.framing;
+    let host_rate: Rate = spec.topology.kind.host_rate();
+    let window_start = spec.warmup;
+    let window = sim.ended_at.saturating_sub(window_start);
+
+    // Flows.
+    let FlowResults { table: flows, slowdowns, fcts_us, unfinished_sizes } = flow_table(sim)?;
+    let n = sim.flows.records.len();
 
     // Ports.
     let now = sim.ended_at;
@@ -135,14 +192,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     ports.push("tx_packets", Column::U64(ps.iter().map(|p| p.counters.tx_packets).collect()));
     ports.push(
         "utilization",
-        Column::F64(
-            ps.iter()
-                .map(|p| {
-                    let cap = p.rate.bytes_in(window).max(1);
-                    p.counters.tx_bytes as f64 / cap as f64
-                })
-                .collect(),
-        ),
+        Column::F64(link_usage::utilization(net, &sim.window_carry_in, window_start, sim.ended_at)),
     );
 
     // Switches.
@@ -172,14 +222,15 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let mut groups = Vec::new();
     let mut lo = 0u64;
     for (gi, hi) in edges.iter().copied().map(Some).chain([None]).enumerate() {
-        let in_group: Vec<f64> =
-            slowdowns.iter().filter(|(s, _)| *s >= lo && hi.is_none_or(|h| *s < h)).map(|&(_, v)| v).collect();
+        let in_group = |s: u64| s >= lo && hi.is_none_or(|h| s < h);
+        let unfinished = unfinished_sizes.iter().filter(|&&s| in_group(s)).count();
+        let in_group: Vec<f64> = slowdowns.iter().filter(|(s, _)| in_group(*s)).map(|&(_, v)| v).collect();
         let label = match hi {
             Some(h) if lo == 0 => format!("<{}", human_bytes(h)),
             Some(h) => format!("{}-{}", human_bytes(lo), human_bytes(h)),
             None => format!(">={}", human_bytes(lo)),
         };
-        let mut g = stats(in_group);
+        let mut g = stats(in_group, unfinished);
         let o = g.as_object_mut().unwrap();
         o.insert("group".into(), json!(((b'A' + gi as u8) as char).to_string()));
         o.insert("label".into(), json!(label));
@@ -218,6 +269,29 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     let transport = counters(&sim.transports[0]);
     let pool = &net.pool;
     let unfinished = n as u64 - sim.flows.finished;
+    // Every drop: switch ports and host NICs (a NIC drops when its sender outruns it).
+    let switch_drops: u64 = drops.iter().sum();
+    let nic_drops: u64 = ps.iter().filter(|p| p.role == PortRole::HostNic).map(|p| p.counters.drops).sum();
+    let mut warnings = spec.warnings.clone();
+    warnings.extend(run_warnings(sim, slowdowns.len(), unfinished_sizes.len()));
+    // Built apart: one json! with everything exceeds the macro recursion limit.
+    let queues = json!({
+        "max_switch_bytes": sw_max.iter().copied().max().unwrap_or(0),
+        "max_switch_bytes_by_tier": tiers,
+        "mean_switch_bytes_max": num(sw_mean.iter().copied().fold(0.0, f64::max)),
+        "mean_switch_bytes_by_tier": tier_means,
+        "switch_bytes_at_end": net.switch_bytes.iter().sum::<u64>(),
+        "max_switch_port_bytes": switch_port_max,
+        "max_nic_bytes": nic_max,
+        "drops": switch_drops + nic_drops,
+        "switch_drops": switch_drops,
+        "nic_drops": nic_drops,
+        // Lost on lossy links (every port, host NICs included), not dropped by a queue.
+        "losses": ps.iter().map(|p| p.counters.losses).sum::<u64>(),
+        "ecn_marks": marks.iter().sum::<u64>(),
+        "trims": ps.iter().map(|p| p.counters.trims).sum::<u64>(),
+        "bounces": ps.iter().map(|p| p.counters.bounces).sum::<u64>(),
+    });
     let mut summary = json!({
         "name": spec.name,
         "version": crate::VERSION,
@@ -231,37 +305,25 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         "sim_end_ps": sim.ended_at,
         "window_start_ps": window_start,
         "window_ps": window,
-        "wall_time_s": wall_s,
+        "wall_time_s": sim.setup_s + wall_s,
+        "setup_time_s": sim.setup_s,
         "events": events,
         "events_per_sec": events as f64 / wall_s.max(1e-9),
         "data_packets_delivered": sim.data_packets_delivered(),
-        "flows": {"started": n, "finished": sim.flows.finished, "unfinished": unfinished, "counted_finished": slowdowns.len()},
+        "flows": {"started": n, "finished": sim.flows.finished, "unfinished": unfinished, "counted": slowdowns.len() + unfinished_sizes.len(), "counted_finished": slowdowns.len(), "counted_unfinished": unfinished_sizes.len()},
         "offered_load_gbps": sim.workload.offered_load_bytes_per_sec() * 8.0 / 1e9,
         "offered_window_gbps": num(offered_window_gbps),
         "goodput_gbps": num(goodput_gbps),
         "goodput_per_host_gbps": num(goodput_gbps / hosts as f64),
         "goodput_normalized": num(goodput_gbps / (hosts as f64 * host_rate.gbps())),
         "goodput_per_host_min_gbps": num(per_host.iter().copied().fold(f64::INFINITY, f64::min)),
-        "slowdown": stats(slowdowns.iter().map(|s| s.1).collect()),
+        "slowdown": stats(slowdowns.iter().map(|s| s.1).collect(), unfinished_sizes.len()),
         "slowdown_by_size": groups,
-        "fct_us": stats(fcts_us),
-        "queues": {
-            "max_switch_bytes": sw_max.iter().copied().max().unwrap_or(0),
-            "max_switch_bytes_by_tier": tiers,
-            "mean_switch_bytes_max": num(sw_mean.iter().copied().fold(0.0, f64::max)),
-            "mean_switch_bytes_by_tier": tier_means,
-            "switch_bytes_at_end": net.switch_bytes.iter().sum::<u64>(),
-            "max_switch_port_bytes": switch_port_max,
-            "max_nic_bytes": nic_max,
-            "drops": drops.iter().sum::<u64>(),
-            // Lost on lossy links (every port, host NICs included), not dropped by a queue.
-            "losses": ps.iter().map(|p| p.counters.losses).sum::<u64>(),
-            "ecn_marks": marks.iter().sum::<u64>(),
-            "trims": ps.iter().map(|p| p.counters.trims).sum::<u64>(),
-            "bounces": ps.iter().map(|p| p.counters.bounces).sum::<u64>(),
-        },
+        "fct_us": stats(fcts_us, unfinished_sizes.len()),
+        "queues": queues,
         "packets": {"created": pool.created, "delivered": pool.delivered, "dropped": pool.dropped, "trimmed": pool.trimmed, "in_flight": pool.live(), "peak_alive": pool.capacity_used()},
         "transport": transport,
+        "warnings": warnings,
         "spec": resolved.clone(),
     });
     if sim.transports.len() > 1 {
@@ -300,5 +362,5 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
     timeseries.push("value", Column::F64(sm.iter().map(|s| s.3).collect()));
     // The traces are taken out of the simulation and attached by the caller (`TraceOutput`).
     let (trace, flow_state) = (Table::default(), Table::default());
-    RunOutput { flows, ports, switches, timeseries, trace, flow_state, summary, resolved_spec: resolved }
+    Ok(RunOutput { flows, ports, switches, timeseries, trace, flow_state, summary, resolved_spec: resolved })
 }

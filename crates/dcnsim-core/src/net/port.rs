@@ -324,6 +324,11 @@ impl Port {
         self.pipe_head.map(|(t, _)| t)
     }
 
+    /// The packet most recently put on the link (arrival time, packet).
+    pub fn pipe_tail(&self) -> Option<(Time, PacketId)> {
+        self.pipe_rest.back().copied().or(self.pipe_head)
+    }
+
     pub fn in_pipe(&self) -> usize {
         usize::from(self.pipe_head.is_some()) + self.pipe_rest.len()
     }

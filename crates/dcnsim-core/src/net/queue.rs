@@ -128,11 +128,7 @@ impl QueueConfig {
         )?;
         s.ensure((1..=MAX_PRIORITIES as u64).contains(&priorities), "priorities", "must be between 1 and 8")?;
 
-        let limit = read_amount(s, "limit", "admission limit (drop-tail); unset = infinite buffer")?;
-        let limit = limit.or(base.limit);
-        if let Some(l) = limit {
-            s.ensure(l.value() > 0, "limit_bytes", "a zero-size buffer cannot hold any packet")?;
-        }
+        let limit = read_limit(s, base, mtu)?;
 
         let ecn_kind = match base.ecn {
             Ecn::None => "none",
@@ -236,41 +232,77 @@ impl QueueConfig {
             Scheduling::Strict
         };
 
-        let trim_on = s.bool_or(
-            "trim",
-            base.trim.is_some(),
-            "NDP payload trimming: a full data queue trims packets to headers instead of dropping them",
-        )?;
-        let hl = s.u64_opt(
-            "header_limit_bytes",
-            "bytes",
-            "trim: limit of the header queue (class 0); default twice the data limit in bytes, as htsim",
-        )?;
-        let bounce = s.bool_or(
-            "bounce",
-            base.trim.is_none_or(|t| t.bounce),
-            "trim: return a header to its sender when the header queue is full (else drop it)",
-        )?;
-        let trim = if trim_on {
-            let Some(limit) = limit else {
-                return Err(s.err("trim", "trimming needs a data queue limit: set limit_packets or limit_bytes"));
-            };
-            s.ensure(
-                priorities >= 2,
-                "priorities",
-                "trimming needs at least 2 classes: headers in class 0, data below",
-            )?;
-            let data_bytes = match limit {
-                Amount::Bytes(b) => b,
-                Amount::Packets(p) => p * mtu as u64,
-            };
-            let header_limit_bytes = hl.or(base.trim.map(|t| t.header_limit_bytes)).unwrap_or(2 * data_bytes);
-            Some(Trim { header_limit_bytes, bounce, header_bytes })
-        } else {
-            s.ensure(hl.is_none() || s.is_describe(), "header_limit_bytes", "only used with trim = true")?;
-            None
-        };
+        let trim = read_trim(s, base, limit, priorities, mtu, header_bytes)?;
         Ok(QueueConfig { priorities: priorities as u8, scheduling, trim, limit, ecn })
+    }
+}
+
+/// The admission limit, this table's or `base`'s: a buffer must hold at least one full packet.
+fn read_limit(s: &mut Section, base: &QueueConfig, mtu: u32) -> SpecResult<Option<Amount>> {
+    let limit = read_amount(s, "limit", "admission limit (drop-tail); unset = infinite buffer")?;
+    let limit = limit.or(base.limit);
+    if let Some(l) = limit {
+        s.ensure(l.value() > 0, "limit_bytes", "a zero-size buffer cannot hold any packet")?;
+        // A packet is admitted if it fits beside what waits, so a buffer under one full packet
+        // drops (or trims) every full packet, even at an idle port.
+        if let Amount::Bytes(b) = l {
+            s.ensure(
+                b >= mtu as u64,
+                "limit_bytes",
+                format!(
+                    "{b} bytes cannot hold one full packet (mtu_bytes = {mtu}): every data packet would be dropped"
+                ),
+            )?;
+        }
+    }
+    Ok(limit)
+}
+
+/// NDP trimming (`trim`, `header_limit_bytes`, `bounce`): needs a data limit and a header class.
+fn read_trim(
+    s: &mut Section,
+    base: &QueueConfig,
+    limit: Option<Amount>,
+    priorities: u64,
+    mtu: u32,
+    header_bytes: u32,
+) -> SpecResult<Option<Trim>> {
+    let trim_on = s.bool_or(
+        "trim",
+        base.trim.is_some(),
+        "NDP payload trimming: a full data queue trims packets to headers instead of dropping them",
+    )?;
+    let hl = s.u64_opt(
+        "header_limit_bytes",
+        "bytes",
+        "trim: limit of the header queue (class 0); default twice the data limit in bytes, as htsim",
+    )?;
+    let bounce = s.bool_or(
+        "bounce",
+        base.trim.is_none_or(|t| t.bounce),
+        "trim: return a header to its sender when the header queue is full (else drop it)",
+    )?;
+    if trim_on {
+        let Some(limit) = limit else {
+            return Err(s.err("trim", "trimming needs a data queue limit: set limit_packets or limit_bytes"));
+        };
+        s.ensure(priorities >= 2, "priorities", "trimming needs at least 2 classes: headers in class 0, data below")?;
+        let data_bytes = match limit {
+            Amount::Bytes(b) => b,
+            Amount::Packets(p) => p * mtu as u64,
+        };
+        let header_limit_bytes = hl.or(base.trim.map(|t| t.header_limit_bytes)).unwrap_or(2 * data_bytes);
+        s.ensure(
+            header_limit_bytes >= header_bytes as u64,
+            "header_limit_bytes",
+            format!(
+                "{header_limit_bytes} bytes cannot hold one header ({header_bytes} bytes): every header would be lost"
+            ),
+        )?;
+        Ok(Some(Trim { header_limit_bytes, bounce, header_bytes }))
+    } else {
+        s.ensure(hl.is_none() || s.is_describe(), "header_limit_bytes", "only used with trim = true")?;
+        Ok(None)
     }
 }
 

@@ -2,6 +2,7 @@
 pub mod output;
 pub mod reader;
 pub mod run;
+pub mod setup_clock;
 pub mod spec;
 
 pub use output::{RunError, RunOptions, RunOutput};

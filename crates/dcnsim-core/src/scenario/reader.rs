@@ -29,6 +29,12 @@ impl std::error::Error for SpecError {}
 
 pub type SpecResult<T> = Result<T, SpecError>;
 
+/// What a missing number reads as: TOML's nan and inf become null on the way to JSON.
+const NOT_FINITE: &str = "expected a finite number, got null (NaN or infinity?)";
+
+/// Largest magnitude of a time in microseconds (11.6 days; picoseconds in a u64 reach 213).
+pub const MAX_US: f64 = 1e12;
+
 /// One documented parameter.
 #[derive(Clone, Debug)]
 pub struct ParamDoc {
@@ -192,8 +198,21 @@ impl<'a> Section<'a> {
         match v.as_f64() {
             Some(x) if x.is_finite() => Ok(x),
             Some(_) => Err(self.err(key, "must be a finite number")),
+            None if v.is_null() => Err(self.err(key, NOT_FINITE)),
             None => Err(self.err(key, format!("expected a number, got {}", type_name(v)))),
         }
+    }
+
+    /// Checks every float key by its unit suffix: a `_gbps` key must be a rate the engine
+    /// represents, a `_us` key a time it can hold (each reader checks its own range besides).
+    fn check_unit(&self, key: &str, x: f64) -> SpecResult<()> {
+        if key.ends_with("_gbps") {
+            crate::engine::time::check_gbps(x).map_err(|m| self.err(key, m))?;
+        }
+        if key.ends_with("_us") && x.abs() > MAX_US {
+            return Err(self.err(key, format!("must be at most {MAX_US:e} us in magnitude, got {x}")));
+        }
+        Ok(())
     }
 
     fn as_u64(&self, key: &str, v: &Value) -> SpecResult<u64> {
@@ -205,6 +224,7 @@ impl<'a> Section<'a> {
                 Err(self.err(key, format!("must be a non-negative integer, got {n}")))
             }
             Value::Number(n) => Err(self.err(key, format!("expected an integer, got the float {n}"))),
+            Value::Null => Err(self.err(key, NOT_FINITE)),
             _ => Err(self.err(key, format!("expected an integer, got {}", type_name(v)))),
         }
     }
@@ -216,6 +236,9 @@ impl<'a> Section<'a> {
             None if self.is_describe() => Ok(1.0),
             None => Err(self.missing(key)),
         }?;
+        if !self.is_describe() {
+            self.check_unit(key, r)?;
+        }
         self.note(key, r);
         Ok(r)
     }
@@ -226,6 +249,9 @@ impl<'a> Section<'a> {
             Some(v) => self.as_f64(key, v),
             None => Ok(default),
         }?;
+        if self.has(key) {
+            self.check_unit(key, r)?;
+        }
         self.note(key, r);
         Ok(r)
     }
@@ -238,6 +264,7 @@ impl<'a> Section<'a> {
             None => Ok(None),
         }?;
         if let Some(x) = r {
+            self.check_unit(key, x)?;
             self.note(key, x);
         }
         Ok(r)
@@ -569,6 +596,25 @@ mod tests {
         let e = s.finish().unwrap_err();
         assert_eq!(e.field, "workload[0].lod");
         assert!(e.message.contains("did you mean `load`"), "{e}");
+    }
+
+    #[test]
+    fn keys_are_checked_by_their_unit() {
+        // Any `_gbps` key (a transport's pacing rate, say) must be a rate the engine represents, any
+        // `_us` key a time it can hold; NaN and infinity (null once in JSON) are named as such.
+        let v =
+            json!({"pace_rate_gbps": 1e-10, "fast_gbps": 2e6, "ok_gbps": 25.0, "wait_us": 1e300, "x": null, "n": null});
+        let mut s = Section::new("transport", v.as_object().unwrap());
+        let e = s.f64_or("pace_rate_gbps", 1.0, "Gb/s", "").unwrap_err();
+        assert_eq!(e.field, "transport.pace_rate_gbps");
+        assert!(e.message.contains("must be in"), "{e}");
+        assert!(s.f64_opt("fast_gbps", "Gb/s", "").is_err());
+        assert_eq!(s.f64("ok_gbps", "Gb/s", "").unwrap(), 25.0);
+        assert!(s.f64_or("wait_us", 0.0, "us", "").unwrap_err().message.contains("at most"));
+        assert!(s.f64("x", "", "").unwrap_err().message.contains("finite"));
+        assert!(s.u64("n", "", "").unwrap_err().message.contains("finite"));
+        // Defaults are not checked (a reader may default a rate to "unset" differently).
+        assert_eq!(s.f64_or("absent_gbps", 0.0, "Gb/s", "").unwrap(), 0.0);
     }
 
     #[test]

@@ -3,13 +3,16 @@
 
 use super::output::{RunError, RunOptions, RunOutput};
 use super::reader::{resolved_to_json, Resolved, Section};
+use super::setup_clock::SetupClock;
 use super::spec::RunSpec;
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::time::{to_us, Time};
 use crate::metrics::flow_state::FlowStateSeries;
-use crate::metrics::flows::{FlowLog, FlowRecord};
+use crate::metrics::flows::{FlowLog, FlowRecord, RxBins};
+use crate::metrics::link_usage;
 use crate::metrics::trace::PacketTrace;
 use crate::net::packet::{Fate, HostId, Packet, PacketId, PacketKind};
+use crate::net::port::PortId;
 use crate::net::Network;
 use crate::transport::{Ctx, Transport, TransportEnv};
 use crate::workload::{FlowArrival, Workload, WorkloadEnv};
@@ -33,18 +36,32 @@ pub struct Simulation {
     pub ended_at: Time,
     data_delivered: u64,
     /// Time series samples: (time, series, index, value); series 0 = switch queued bytes (index =
-    /// switch), 1 = host receive rate in Gb/s over the last interval (index = host).
+    /// switch), 1 = host receive rate in Gb/s over the last interval (index = host; filled in when
+    /// the run ends, as a packet arriving across a sample time counts partly before it).
     pub samples: Vec<(Time, u8, u32, f64)>,
-    last_rx: Vec<u64>,
     /// The traced flows' control state over time (with a `[trace]` table).
     pub flow_state: Option<FlowStateSeries>,
+    /// Per port: bytes of the packet on the wire when the window opened still to be sent then.
+    pub window_carry_in: Vec<f64>,
+    /// Wall-clock seconds spent building the run (not part of events per second).
+    pub setup_s: f64,
 }
 
 impl Simulation {
     pub fn new(spec: RunSpec) -> Result<Simulation, RunError> {
+        Self::new_with(spec, &RunOptions::default())
+    }
+
+    /// As `new`; with `opts.progress`, a set-up that takes over a second reports its phases.
+    pub fn new_with(spec: RunSpec, opts: &RunOptions) -> Result<Simulation, RunError> {
+        let mut clock = SetupClock::new(opts.progress);
         let graph = spec.topology.build()?;
+        clock.done(|| {
+            format!("topology: {} hosts, {} switches, {} links", graph.hosts, graph.switches.len(), graph.links.len())
+        });
         let net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
             .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
+        clock.done(|| format!("network: {} ports and their routes", net.ports.len()));
         let env = WorkloadEnv {
             hosts: net.hosts,
             host_rate: spec.topology.kind.host_rate(),
@@ -54,8 +71,10 @@ impl Simulation {
             mss_bytes: spec.framing.mss(),
         };
         let mut workload = Workload::build(&spec.workload, &env)?;
+        clock.done(|| "workload".into());
         let mut net = net;
         let transports = Self::build_transports(&spec, &mut net);
+        clock.done(|| format!("{} transport(s)", transports.len()));
         let component_transport = spec.component_transport.clone();
         let mut events = EventQueue::new();
         let next_arrival = workload.next();
@@ -77,7 +96,10 @@ impl Simulation {
         let mut flows = FlowLog::new(net.hosts);
         flows.closed_loop = workload.closed_loop_components();
         if spec.warmup == 0 {
-            flows.open_window();
+            flows.open_window(0);
+        }
+        if let Some(i) = spec.metrics.sample_interval {
+            flows.rx_bins = Some(RxBins::new(i, net.hosts));
         }
         Ok(Simulation {
             spec,
@@ -92,8 +114,9 @@ impl Simulation {
             ended_at: 0,
             data_delivered: 0,
             samples: Vec::new(),
-            last_rx: Vec::new(),
             flow_state,
+            window_carry_in: Vec::new(),
+            setup_s: clock.elapsed_s(),
         })
     }
 
@@ -154,7 +177,7 @@ impl Simulation {
                         if node >= self.net.hosts {
                             self.net.forward(node, pkt, now, &mut self.events);
                         } else {
-                            self.deliver(pkt, node, now);
+                            self.deliver(pkt, node, port, now);
                         }
                     }
                 }
@@ -178,10 +201,7 @@ impl Simulation {
                         self.start_flows(now);
                     }
                 }
-                Event::MeasureStart => {
-                    self.net.reset_stats(now);
-                    self.flows.open_window();
-                }
+                Event::MeasureStart => self.open_window(now),
                 Event::Sample => self.sample(now),
                 Event::FlowStateSample => self.sample_flow_state(now),
             }
@@ -189,10 +209,7 @@ impl Simulation {
                 self.restart_closed_loops(now);
             }
             self.ended_at = now;
-            if self.spec.stop_when_done
-                && self.next_arrival.is_none()
-                && self.flows.finished == self.flows.records.len() as u64
-            {
+            if self.all_done() {
                 break; // (a pending Sample event alone does not keep the run alive)
             }
             if opts.progress && self.events.processed & 0xFFFFF == 0 {
@@ -212,21 +229,21 @@ impl Simulation {
                 }
             }
         }
-        if !(self.spec.stop_when_done
-            && self.next_arrival.is_none()
-            && self.flows.finished == self.flows.records.len() as u64)
-        {
+        if !self.all_done() {
             self.ended_at = end;
         }
         self.net.check_conservation().map_err(RunError::Invariant)?;
+        self.fill_rx_samples();
         Ok(self.events.processed)
     }
 
     /// A packet reached its destination host: it leaves the network and goes to its transport.
     #[inline]
-    fn deliver(&mut self, pkt: PacketId, host: HostId, now: Time) {
+    fn deliver(&mut self, pkt: PacketId, host: HostId, downlink: PortId, now: Time) {
         let p = *self.net.pool.get(pkt);
         debug_assert_eq!(p.dst, host, "packet for host {} reached host {host}", p.dst);
+        // The bytes it delivers arrived over its serialization on the downlink.
+        self.flows.receiving(now - self.net.ports[downlink as usize].rate.tx_time(p.size), now);
         self.net.pool.release(pkt, Fate::Delivered);
         self.data_delivered += u64::from(p.kind == PacketKind::Data);
         let t = self.transport_of_flow(p.flow);
@@ -243,8 +260,23 @@ impl Simulation {
         let t = if (pkt.flow as usize) < self.flows.records.len() { self.transport_of_flow(pkt.flow) } else { 0 };
         let now = self.events.now();
         let framing = self.spec.framing;
+        self.flows.receiving(now, now);
         let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
         self.transports[t].on_packet(&mut ctx, host, pkt);
+    }
+
+    /// The run may stop early: no more arrivals and every flow finished (with `stop_when_done`).
+    fn all_done(&self) -> bool {
+        self.spec.stop_when_done
+            && self.next_arrival.is_none()
+            && self.flows.finished == self.flows.records.len() as u64
+    }
+
+    /// Opens the measurement window: statistics restart, the packets on the wire are pro-rated.
+    fn open_window(&mut self, now: Time) {
+        self.net.reset_stats(now);
+        self.window_carry_in = link_usage::unsent_after(&self.net, now);
+        self.flows.open_window(now);
     }
 
     fn sample(&mut self, now: Time) {
@@ -252,11 +284,8 @@ impl Simulation {
         for (s, &b) in self.net.switch_bytes.iter().enumerate() {
             self.samples.push((now, 0, s as u32, b as f64));
         }
-        self.last_rx.resize(self.flows.delivered_per_host.len(), 0);
-        for (h, &b) in self.flows.delivered_per_host.iter().enumerate() {
-            let gbps = (b - self.last_rx[h]) as f64 * 8.0 / (interval as f64 / 1e12) / 1e9;
-            self.samples.push((now, 1, h as u32, gbps));
-            self.last_rx[h] = b;
+        for h in 0..self.net.hosts {
+            self.samples.push((now, 1, h, f64::NAN)); // see `fill_rx_samples`
         }
         self.events.schedule(now + interval, Event::Sample);
     }
@@ -268,6 +297,15 @@ impl Simulation {
         let of = |f| &transports[if transports.len() == 1 { 0 } else { ct[flows.get(f).component as usize] as usize }];
         if series.tick(now, flows.records.len(), of) {
             self.events.schedule(now + series.interval, Event::FlowStateSample);
+        }
+    }
+
+    /// Receive rates of the time series, from the bytes each host received per interval.
+    fn fill_rx_samples(&mut self) {
+        let Some(bins) = &self.flows.rx_bins else { return };
+        let secs = bins.interval as f64 / 1e12;
+        for s in self.samples.iter_mut().filter(|s| s.1 == 1) {
+            s.3 = bins.ending_at(s.2, s.0) * 8.0 / secs / 1e9;
         }
     }
 
@@ -348,12 +386,21 @@ pub fn read_spec(spec: &serde_json::Value) -> Result<(RunSpec, serde_json::Value
 /// Reads the spec, simulates, and collects the results.
 pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {
     let (parsed, resolved) = read_spec(spec)?;
+    let from_spec = parsed.warnings.len();
+    parsed.warnings.iter().for_each(print_warning);
+    let mut sim = Simulation::new_with(parsed, opts)?;
     let wall = Instant::now();
-    let mut sim = Simulation::new(parsed)?;
     let events = sim.run(opts)?;
     let wall_s = wall.elapsed().as_secs_f64();
     let traces = crate::metrics::trace::TraceOutput::take(&mut sim);
-    let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s);
+    let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s)?;
     traces.attach(&mut out);
+    let warnings = out.summary["warnings"].as_array().map_or(&[][..], |w| w.as_slice());
+    warnings.iter().skip(from_spec).filter_map(|w| w.as_str()).for_each(print_warning);
     Ok(out)
+}
+
+/// Warnings go to stderr as they are found, and into the summary's `warnings`.
+fn print_warning(w: impl AsRef<str>) {
+    eprintln!("[dcnsim] warning at {}", w.as_ref());
 }

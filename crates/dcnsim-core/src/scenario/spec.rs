@@ -1,14 +1,15 @@
 //! The run spec: every section, read and validated up front. The same reading code documents the
 //! parameters (`describe`), so the docs cannot drift from what is accepted.
 
-use super::reader::{Section, SpecResult};
+use super::reader::{Section, SpecError, SpecResult};
 use crate::engine::time::{from_us, Rate, Time};
 use crate::metrics::trace::TraceSpec;
 use crate::net::packet::LoadBalancing;
 use crate::net::queue::QueueConfig;
 use crate::net::QueueConfigs;
 use crate::topology::Topology;
-use crate::transport::{Framing, SpecEnv, TransportConfig};
+use crate::transport::{Framing, Needs, SpecEnv, TransportConfig};
+use crate::workload::spec::RunTiming;
 use crate::workload::WorkloadSpec;
 
 #[derive(Clone, Debug)]
@@ -40,6 +41,9 @@ pub struct RunSpec {
     pub metrics: MetricsSpec,
     /// Flows whose packets and control state are traced; `None` = no `[trace]` table.
     pub trace: Option<TraceSpec>,
+    /// Things that are allowed but probably not what was meant, each "`field`: message"; printed
+    /// when the run starts and listed in the summary's `warnings`.
+    pub warnings: Vec<String>,
 }
 
 /// One transport of a run: a protocol with its parameters, and how its packets are routed.
@@ -202,6 +206,40 @@ impl RunSpec {
             component_transport.push(index as u8);
         }
 
+        let metrics = MetricsSpec::read(top, duration_us)?;
+        let trace = TraceSpec::read(top)?;
+
+        let warnings = if top.is_describe() {
+            Vec::new()
+        } else {
+            cross_checks(from_us(duration_us), pacing, &topology, &queues, &transports, &workload)?
+        };
+
+        Ok(RunSpec {
+            name,
+            seed,
+            duration: from_us(duration_us),
+            warmup: from_us(warmup_us),
+            stop_when_done,
+            framing,
+            switch_latency: from_us(latency),
+            nic_pacing: pacing.map(Rate::from_gbps),
+            topology,
+            queues,
+            load_balancing,
+            transports,
+            component_transport,
+            workload,
+            metrics,
+            trace,
+            warnings,
+        })
+    }
+}
+
+impl MetricsSpec {
+    /// Reads `[metrics]`.
+    fn read(top: &mut Section, duration_us: f64) -> SpecResult<MetricsSpec> {
         let mut me = top.table("metrics", "what to measure")?;
         let edges = if me.has("size_group_edges_bytes") || me.is_describe() {
             let e = me.f64_list_or(
@@ -230,25 +268,106 @@ impl RunSpec {
             )?;
         }
         me.finish()?;
-        let trace = TraceSpec::read(top)?;
-
-        Ok(RunSpec {
-            name,
-            seed,
-            duration: from_us(duration_us),
-            warmup: from_us(warmup_us),
-            stop_when_done,
-            framing,
-            switch_latency: from_us(latency),
-            nic_pacing: pacing.map(Rate::from_gbps),
-            topology,
-            queues,
-            load_balancing,
-            transports,
-            component_transport,
-            workload,
-            metrics: MetricsSpec { size_group_edges: edges, sample_interval: sample.map(from_us) },
-            trace,
-        })
+        Ok(MetricsSpec { size_group_edges: edges, sample_interval: sample.map(from_us) })
     }
+}
+
+/// Checks across sections: what cannot mean anything fails, what probably is not meant warns
+/// (each warning "`field`: message").
+fn cross_checks(
+    end: Time,
+    pacing: Option<f64>,
+    topology: &Topology,
+    queues: &QueueConfigs,
+    transports: &[TransportSetup],
+    workload: &WorkloadSpec,
+) -> SpecResult<Vec<String>> {
+    let hosts = topology.kind.host_count();
+    let host_bytes_per_sec = topology.kind.host_rate().bps() as f64 / 8.0;
+    let mut warnings = workload.check_timing(&RunTiming { end, hosts, host_bytes_per_sec })?;
+    if let Some(p) = pacing {
+        warnings.extend(check_pacing(p, topology)?);
+    }
+    for (i, t) in transports.iter().enumerate() {
+        let table = if i == 0 { "transport".to_string() } else { format!("transports.{}", t.name) };
+        warnings.extend(check_needs(&table, &t.config.needs(), queues, topology)?);
+    }
+    Ok(warnings)
+}
+
+/// Pacing at or below line rate paces; above every NIC's rate it would do nothing (an error),
+/// above some only (link overrides) it paces those alone (a warning).
+fn check_pacing(pacing_gbps: f64, topology: &Topology) -> SpecResult<Vec<String>> {
+    let host = topology.kind.host_rate().gbps();
+    // NIC rates changed by overrides: the host-to-switch direction of a host link.
+    let faster = topology
+        .overrides
+        .iter()
+        .filter(|o| {
+            (o.a.starts_with("host") || (o.b.starts_with("host") && !o.one_way))
+                && o.rate_gbps.is_some_and(|r| r > pacing_gbps)
+        })
+        .count();
+    if pacing_gbps <= host {
+        return Ok(Vec::new());
+    }
+    if faster == 0 {
+        return Err(SpecError {
+            field: "net.nic_pacing_gbps".into(),
+            message: format!(
+                "{pacing_gbps} Gb/s is above the host link rate ({host} Gb/s): pacing would have no effect"
+            ),
+        });
+    }
+    Ok(vec![format!(
+        "`net.nic_pacing_gbps`: {pacing_gbps} Gb/s is above the host link rate ({host} Gb/s) and paces only the {faster} NIC(s) that link overrides make faster"
+    )])
+}
+
+/// Checks what a transport needs (`Protocol::needs`) against the queues and the topology:
+/// classes it was told to use must exist, classes its design uses should, trimming it cannot do
+/// without must be on, and hosts it names must exist.
+fn check_needs(table: &str, needs: &Needs, queues: &QueueConfigs, topology: &Topology) -> SpecResult<Vec<String>> {
+    let mut warnings = Vec::new();
+    let roles = [("queue.nic", &queues.nic), ("queue.to_host", &queues.to_host), ("queue.fabric", &queues.fabric)];
+    let (fewest_at, fewest) = roles.iter().map(|(n, q)| (*n, q.priorities)).min_by_key(|r| r.1).expect("three roles");
+    let fewest_at = if roles.iter().all(|(_, q)| q.priorities == fewest) { "queue" } else { fewest_at };
+    for u in &needs.classes {
+        if u.class < fewest {
+            continue;
+        }
+        let message = format!(
+            "puts {} in priority class {}, but the queues have {fewest} class(es) ({fewest_at}.priorities): they would share the lowest class",
+            u.purpose, u.class
+        );
+        if u.explicit {
+            return Err(SpecError { field: format!("{table}.{}", u.key), message });
+        }
+        warnings.push(format!("`{table}.{}`: {message}", u.key));
+    }
+    if let Some(hint) = needs.trimming {
+        let fabric = !matches!(topology.kind, crate::topology::TopologySpec::SingleSwitch { .. });
+        let lacking = if queues.to_host.trim.is_none() {
+            Some("queue.to_host.trim")
+        } else if fabric && queues.fabric.trim.is_none() {
+            Some("queue.fabric.trim")
+        } else {
+            None
+        };
+        if let Some(field) = lacking {
+            let field =
+                if queues.to_host.trim.is_none() && queues.fabric.trim.is_none() { "queue.trim" } else { field };
+            return Err(SpecError { field: field.into(), message: hint.into() });
+        }
+    }
+    let hosts = topology.kind.host_count();
+    for &(key, h) in &needs.hosts {
+        if h >= hosts {
+            return Err(SpecError {
+                field: format!("{table}.{key}"),
+                message: format!("host {h} does not exist (hosts are 0..{})", hosts - 1),
+            });
+        }
+    }
+    Ok(warnings)
 }

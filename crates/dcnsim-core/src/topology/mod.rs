@@ -6,6 +6,7 @@ pub mod builders;
 
 use crate::engine::time::{from_us, Rate, Time};
 use crate::scenario::reader::{Section, SpecResult};
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tier {
@@ -145,26 +146,27 @@ impl Topology {
         for l in &mut g.links {
             (l.loss_ab, l.loss_ba) = (self.loss_probability, self.loss_probability);
         }
-        let name = |g: &Graph, n: u32| {
-            if n < g.hosts {
-                format!("host{n}")
-            } else {
-                g.switches[(n - g.hosts) as usize].name.clone()
-            }
-        };
+        if self.overrides.is_empty() {
+            return Ok(g);
+        }
+        // Node names and links by their ends, looked up once per override (not a scan per override).
+        let mut node_of: HashMap<String, u32> = (0..g.hosts).map(|h| (format!("host{h}"), h)).collect();
+        node_of.extend(g.switches.iter().enumerate().map(|(i, s)| (s.name.clone(), g.hosts + i as u32)));
+        let mut link_of: HashMap<(u32, u32), usize> = HashMap::with_capacity(g.links.len());
+        for (i, l) in g.links.iter().enumerate() {
+            link_of.entry((l.a.min(l.b), l.a.max(l.b))).or_insert(i);
+        }
         for o in &self.overrides {
-            let found = (0..g.links.len()).find(|&i| {
-                let (x, y) = (name(&g, g.links[i].a), name(&g, g.links[i].b));
-                (x == o.a && y == o.b) || (x == o.b && y == o.a)
-            });
-            let Some(i) = found else {
+            let ends = node_of.get(&o.a).zip(node_of.get(&o.b));
+            let found = ends.and_then(|(&a, &b)| link_of.get(&(a.min(b), a.max(b))).map(|&i| (i, a)));
+            let Some((i, a)) = found else {
                 return Err(crate::scenario::reader::SpecError {
                     field: format!("topology.link_overrides[{}]", o.index),
                     message: format!("no link joins {} and {}", o.a, o.b),
                 });
             };
             // The link joins o.a and o.b in one of two orders; `forward` when it is stored a -> b.
-            let forward = name(&g, g.links[i].a) == o.a;
+            let forward = g.links[i].a == a;
             let l = &mut g.links[i];
             let (ab, ba) = (!o.one_way || forward, !o.one_way || !forward);
             if let Some(r) = o.rate_gbps.map(Rate::from_gbps) {
@@ -228,10 +230,10 @@ pub const KINDS: &[(&str, &str)] = &[
     ("fat_tree", "three-tier k-ary fat tree (k^3/4 hosts at oversubscription 1)"),
 ];
 
+/// A rate the engine can represent (the `_gbps` suffix has the reader check it).
 fn rate(s: &mut Section, key: &str, doc: &'static str) -> SpecResult<f64> {
-    let v = s.f64(key, "Gb/s", doc)?;
-    check_rate(s, key, v)?;
-    Ok(v)
+    debug_assert!(key.ends_with("_gbps"));
+    s.f64(key, "Gb/s", doc)
 }
 
 /// A link or pacing rate (Gb/s) within the limits: below the slowest, serialization times overflow

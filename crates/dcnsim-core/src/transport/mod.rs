@@ -23,6 +23,7 @@ pub mod dctcp_rate;
 pub mod env;
 pub mod hpcc;
 pub mod ndp;
+pub mod needs;
 pub mod newreno;
 pub mod parts;
 pub mod rate;
@@ -42,6 +43,7 @@ use crate::scenario::reader::{Section, SpecResult};
 
 pub use conformance::{Case, Conformance, LoneFlow};
 pub use env::TransportEnv;
+pub use needs::{ClassUse, Needs};
 pub use registry::{conformance, protocols, Transport, TransportConfig};
 
 /// Network-wide packet format, shared by every transport.
@@ -89,6 +91,10 @@ pub trait Protocol: Sized {
     fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config>;
     /// The registered name this config runs as.
     fn name(cfg: &Self::Config) -> &'static str;
+    /// What the config needs from the queues and topology (checked after the spec is read).
+    fn needs(_cfg: &Self::Config) -> Needs {
+        Needs::default()
+    }
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self;
 
     fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId);

@@ -56,6 +56,12 @@ macro_rules! registry {
                 }
             }
 
+            pub fn needs(&self) -> super::Needs {
+                match self {
+                    $(TransportConfig::$variant(c) => <$ty as Protocol>::needs(c)),*
+                }
+            }
+
             pub fn wants_nic_idle(&self) -> bool {
                 match self {
                     $(TransportConfig::$variant(_) => <$ty as Protocol>::WANTS_NIC_IDLE),*

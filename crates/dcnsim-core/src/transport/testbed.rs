@@ -55,7 +55,7 @@ impl<P: Protocol> Testbed<P> {
             events.schedule(first.3, Event::FlowArrival);
         }
         let mut log = FlowLog::new(net.hosts);
-        log.open_window();
+        log.open_window(0);
         Testbed {
             net,
             events,

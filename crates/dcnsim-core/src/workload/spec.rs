@@ -198,6 +198,7 @@ fn read_flow_list(s: &mut Section) -> SpecResult<Kind> {
     }
     let text = std::fs::read_to_string(&file).map_err(|e| s.err("path", format!("cannot read {file}: {e}")))?;
     let flows = super::flow_list::parse(&text, &file).map_err(|e| s.err("path", e))?;
+    s.ensure(!flows.is_empty(), "path", format!("{file} has a header but no flows"))?;
     Ok(Kind::FlowList { file, flows })
 }
 
@@ -278,6 +279,12 @@ impl WorkloadSpec {
             }
             s.finish()?;
         }
+        if components.is_empty() && !top.is_describe() {
+            return Err(SpecError {
+                field: "workload".into(),
+                message: "is empty: a run needs at least one workload component".into(),
+            });
+        }
         if components.len() > MAX_WORKLOAD_COMPONENTS {
             return Err(SpecError {
                 field: "workload".into(),
@@ -285,6 +292,77 @@ impl WorkloadSpec {
             });
         }
         Ok(WorkloadSpec { components })
+    }
+}
+
+/// What the timing checks need to know about the run.
+pub struct RunTiming {
+    /// End of the run.
+    pub end: Time,
+    /// Hosts and their link rate in bytes per second, for the expected number of arrivals.
+    pub hosts: u64,
+    pub host_bytes_per_sec: f64,
+}
+
+impl WorkloadSpec {
+    /// Components that would start nothing before the run ends are errors naming the key that puts
+    /// them there; a flow list partly past the end, or a component expecting under one arrival, is
+    /// a warning (returned as "`field`: message").
+    pub fn check_timing(&self, run: &RunTiming) -> SpecResult<Vec<String>> {
+        let mut warnings = Vec::new();
+        let end_us = run.end as f64 / 1e6;
+        let after_end = |c: &ComponentSpec, key: &str, at: Time| -> SpecResult<()> {
+            if at >= run.end {
+                return Err(c.err(
+                    key,
+                    format!("{} us is at or after the end of the run (duration_us = {end_us}): the component would start no flow", at as f64 / 1e6),
+                ));
+            }
+            Ok(())
+        };
+        // Expected arrivals of a rate-driven component between its start and its stop.
+        let expect = |c: &ComponentSpec, per_sec: f64, start: Time, stop: Option<Time>, what: &str| {
+            let span = stop.unwrap_or(run.end).min(run.end).saturating_sub(start) as f64 / 1e12;
+            let n = per_sec * span;
+            (n < 1.0).then(|| {
+                format!("`{}`: expects {n:.2} {what} before the run ends: raise the load or the duration", c.path)
+            })
+        };
+        let capacity = run.hosts as f64 * run.host_bytes_per_sec;
+        for c in &self.components {
+            match &c.kind {
+                Kind::Poisson { load, cdf, rule, start, stop } => {
+                    after_end(c, "start_us", *start)?;
+                    warnings.extend(expect(c, load * capacity / cdf.mean(*rule), *start, *stop, "flows"));
+                }
+                Kind::Permutation { start, .. } | Kind::ClosedLoop { start, .. } => after_end(c, "start_us", *start)?,
+                Kind::Incast { mode: IncastMode::Once { at, .. }, .. } => after_end(c, "at_us", *at)?,
+                Kind::Incast { senders, size, mode: IncastMode::Overlay { load, start, stop, .. } } => {
+                    after_end(c, "start_us", *start)?;
+                    let per_sec = load * capacity / (*senders as f64 * *size as f64);
+                    warnings.extend(expect(c, per_sec, *start, *stop, "incast events"));
+                }
+                Kind::FlowList { file, flows } => {
+                    let late = flows.iter().filter(|f| f.start >= run.end).count();
+                    if late == flows.len() {
+                        return Err(c.err(
+                            "path",
+                            format!(
+                                "every flow in {file} starts at or after the end of the run (duration_us = {end_us})"
+                            ),
+                        ));
+                    }
+                    if late > 0 {
+                        warnings.push(format!(
+                            "`{}.path`: {late} of the {} flows in {file} start at or after the end of the run (duration_us = {end_us}) and never run",
+                            c.path,
+                            flows.len()
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(warnings)
     }
 }
 

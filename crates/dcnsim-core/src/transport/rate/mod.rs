@@ -46,7 +46,7 @@ mod tests;
 
 use super::conns::ConnTable;
 use super::parts::MessageLayout;
-use super::{Conformance, Ctx, Framing, LoneFlow, Protocol, SpecEnv, TransportEnv};
+use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::engine::time::{Rate, Time};
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
@@ -415,6 +415,13 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
 
     fn conformance(_name: &str) -> Conformance {
         Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: LoneFlow::Exact, exempt: &[] }
+    }
+
+    fn needs(cfg: &Self::Config) -> Needs {
+        let class = |key, class, purpose| ClassUse { key, class, explicit: true, purpose };
+        let (data, control) = (cfg.sender.data_priority, cfg.sender.control_priority);
+        let classes = vec![class("data_priority", data, "data"), class("control_priority", control, "ACKs and NACKs")];
+        Needs { classes, ..Needs::default() }
     }
 
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self {

@@ -1,8 +1,10 @@
 //! The sender's half (Algorithm 2): pick a packet at each transmission opportunity, take credit,
 //! resend requests and the final ACK, probe a silent receiver.
 
-use super::{wire_range, Sird, CSN, MAX_BACKOFF, TIMER_TX};
+use super::state::{srpt_key, NOT_CANDIDATE};
+use super::{Sird, CSN, MAX_BACKOFF, TIMER_TX};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
+use crate::transport::parts::srpt_pick;
 use crate::transport::Ctx;
 
 impl Sird {
@@ -20,39 +22,35 @@ impl Sird {
         }
     }
 
+    /// SRPT key of a message at its sender: packets left to send.
+    #[inline]
+    fn send_key(&self, slot: u32) -> u64 {
+        let c = &self.conns[slot];
+        if c.tx_ready {
+            srpt_key(c.left_to_send(), c.id)
+        } else {
+            NOT_CANDIDATE
+        }
+    }
+
     /// The sender policy: a `sender_srpt_share` of the transmissions to the receiver whose best
     /// message has the fewest packets left, the rest fair-shared over receivers that can send
     /// (smooth weighted round robin with deficits, as the reference); within a receiver, its
     /// sendable message with the fewest packets left.
     fn choose(&mut self, host: HostId) -> Option<(u32, u32)> {
         self.scratch.clear();
-        let mut srpt: Option<(u64, u32, usize)> = None;
         for &pi in &self.hosts[host as usize].ready_pairs {
-            let pair = &self.pairs[pi as usize];
-            let mut best: Option<(u64, u32, u32)> = None;
-            for &slot in &pair.msgs {
-                let c = &self.conns[slot];
-                if !c.tx_ready {
-                    continue;
-                }
-                let key = (c.packets - c.next_new + c.rtx.len() as u64, c.id);
-                if best.is_none_or(|b| key < (b.0, b.1)) {
-                    best = Some((key.0, key.1, slot));
-                }
-            }
-            let (left, id, slot) = best.expect("a ready pair has a ready message");
-            let i = self.scratch.len();
-            self.scratch.push((pi, slot));
-            if srpt.is_none_or(|s| (left, id) < (s.0, s.1)) {
-                srpt = Some((left, id, i));
-            }
+            let msgs = &self.pairs[pi as usize].msgs;
+            let j = srpt_pick(msgs.iter().map(|&slot| self.send_key(slot))).expect("a ready pair has messages");
+            let key = self.send_key(msgs[j]);
+            debug_assert!(key != NOT_CANDIDATE, "a ready pair has a ready message");
+            self.scratch.push((pi, msgs[j], key));
         }
-        let n = self.scratch.len();
-        let (_, _, srpt_i) = srpt?;
+        let srpt_i = srpt_pick(self.scratch.iter().map(|e| e.2))?;
         let share = self.cfg.sender_srpt_share;
-        let fair = (1.0 - share) / n as f64;
+        let fair = (1.0 - share) / self.scratch.len() as f64;
         let (mut best_i, mut best_d) = (0, f64::NEG_INFINITY);
-        for (i, &(pi, _)) in self.scratch.iter().enumerate() {
+        for (i, &(pi, _, _)) in self.scratch.iter().enumerate() {
             let p = &mut self.pairs[pi as usize];
             p.deficit += if i == srpt_i { fair + share } else { fair };
             if p.deficit > best_d {
@@ -60,51 +58,32 @@ impl Sird {
                 best_i = i;
             }
         }
-        let (pi, slot) = self.scratch[best_i];
+        let (pi, slot, _) = self.scratch[best_i];
         self.pairs[pi as usize].deficit -= 1.0;
         Some((pi, slot))
     }
 
     fn send_data(&mut self, ctx: &mut Ctx, host: HostId, pi: u32, slot: u32) {
-        let fr = self.framing;
-        let h = &mut self.hosts[host as usize];
+        let h = &self.hosts[host as usize];
         let csn = h.credit as f64 > self.p.sthr && h.sending_receivers >= 2;
+        let (idx, retx) = self.take_packet(host, pi, slot);
         let c = &mut self.conns[slot];
-        let (idx, retx) = match c.rtx.pop_front() {
-            Some(i) => (i, true),
-            None => {
-                c.next_new += 1;
-                (c.next_new - 1, false)
-            }
-        };
-        let pair = &mut self.pairs[pi as usize];
-        let w = wire_range(fr, c, idx, idx + 1);
-        pair.credit -= w;
-        h.credit -= w;
-        debug_assert!(pair.credit >= 0 && h.credit >= 0, "sent without credit");
-        if !retx && c.next_new == c.packets {
-            pair.unsent -= 1;
-            if pair.unsent == 0 {
-                h.sending_receivers -= 1;
-            }
-        }
-        let payload = c.payload(idx, fr.mss());
-        let mut p = Packet::new(PacketKind::Data, c.id, c.src, c.dst, fr.wire(payload));
-        p.payload = payload;
+        let unscheduled = idx < c.prefix;
+        let mut p = Packet::new(PacketKind::Data, c.id, c.src, c.dst, c.layout.wire_bytes(idx));
+        p.payload = c.layout.payload(idx);
         p.seq = idx;
-        p.ack = c.size;
+        p.ack = c.layout.size_bytes();
         p.aux = c.prefix.min(u32::MAX as u64) as u32;
         p.ts = ctx.now();
         p.path = c.path_key;
         p.lb = self.cfg.lb;
-        let unscheduled = idx < c.prefix;
-        p.prio = u8::from(self.cfg.priorities && !unscheduled);
+        p.prio = u8::from(self.cfg.use_priorities && !unscheduled);
         p.flags = flags::ECT;
         if csn {
             p.flags |= CSN;
             self.counters.csn_marked += 1;
         }
-        if idx + 1 == c.packets {
+        if c.layout.is_last(idx) {
             p.flags |= flags::LAST;
         }
         if retx {
@@ -119,10 +98,36 @@ impl Sird {
         self.arm_tx(ctx, slot);
     }
 
+    /// The packet to send next for a message (a requested resend first, else the next new one),
+    /// paid for with the credit held from its receiver. Returns (index, is a resend).
+    fn take_packet(&mut self, host: HostId, pi: u32, slot: u32) -> (u64, bool) {
+        let h = &mut self.hosts[host as usize];
+        let c = &mut self.conns[slot];
+        let (idx, retx) = match c.rtx.pop_front() {
+            Some(i) => (i, true),
+            None => {
+                c.next_new += 1;
+                (c.next_new - 1, false)
+            }
+        };
+        let pair = &mut self.pairs[pi as usize];
+        let w = c.wire(idx, idx + 1);
+        pair.credit -= w;
+        h.credit -= w;
+        debug_assert!(pair.credit >= 0 && h.credit >= 0, "sent without credit");
+        if !retx && c.next_new == c.packets() {
+            pair.unsent -= 1;
+            if pair.unsent == 0 {
+                h.sending_receivers -= 1;
+            }
+        }
+        (idx, retx)
+    }
+
     /// Keeps the message's `ready` bookkeeping in step with what it may send.
     pub(super) fn sync_ready(&mut self, slot: u32) {
         let c = &mut self.conns[slot];
-        let now = c.sendable() && !c.acked;
+        let now = c.sendable();
         if now == c.tx_ready {
             return;
         }
@@ -147,77 +152,69 @@ impl Sird {
         }
     }
 
-    /// Moves the sender's credit frontier of a message forward.
-    fn take_frontier(&mut self, slot: u32, frontier: u64) {
-        let fr = self.framing;
-        let c = &mut self.conns[slot];
-        let frontier = frontier.min(c.packets);
-        if frontier <= c.granted {
-            return;
-        }
-        debug_assert!(c.next_new <= c.granted);
-        let w = wire_range(fr, c, c.granted, frontier);
-        c.granted = frontier;
-        self.pairs[c.pair as usize].credit += w;
-        self.hosts[c.src as usize].credit += w;
-    }
-
-    /// CREDIT: the receiver allows packets up to its frontier.
-    pub(super) fn on_credit(&mut self, ctx: &mut Ctx, slot: u32, pkt: &crate::net::packet::Packet) {
-        let Some(src) = self.heard_from_receiver(ctx, slot, pkt.ack) else { return };
-        self.sync_ready(slot);
-        self.pump(ctx, src);
-    }
-
     /// A CREDIT or RESEND arrived: the receiver is alive (reset the probe timer) and restates its
-    /// credit frontier. Returns the sender, or `None` if the message is already acknowledged.
-    fn heard_from_receiver(&mut self, ctx: &mut Ctx, slot: u32, frontier: u64) -> Option<HostId> {
+    /// credit frontier, which the sender's moves up to. A frontier beyond what the receiver has
+    /// granted cannot have been sent: the packet is a stray and `false` is returned.
+    fn heard_from_receiver(&mut self, ctx: &mut Ctx, slot: u32, frontier: u64) -> bool {
         let c = &mut self.conns[slot];
-        if c.acked {
-            return None;
+        if frontier > c.rx_granted {
+            return false;
         }
         c.tx_last = ctx.now();
         c.tx_backoff = 0;
-        let src = c.src;
-        self.take_frontier(slot, frontier);
-        Some(src)
+        if frontier > c.granted {
+            debug_assert!(c.next_new <= c.granted);
+            let w = c.wire(c.granted, frontier);
+            c.granted = frontier;
+            self.pairs[c.pair as usize].credit += w;
+            self.hosts[c.src as usize].credit += w;
+        }
+        true
+    }
+
+    /// CREDIT: the receiver allows packets up to its frontier.
+    pub(super) fn on_credit(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
+        if self.heard_from_receiver(ctx, slot, pkt.ack) {
+            self.sync_ready(slot);
+            self.pump(ctx, self.conns[slot].src);
+        }
     }
 
     /// RESEND: the receiver misses packets [seq, seq + aux) and restates its frontier.
-    pub(super) fn on_resend(&mut self, ctx: &mut Ctx, slot: u32, pkt: &crate::net::packet::Packet) {
-        let fr = self.framing;
-        let Some(src) = self.heard_from_receiver(ctx, slot, pkt.ack) else { return };
+    pub(super) fn on_resend(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
+        if !self.heard_from_receiver(ctx, slot, pkt.ack) {
+            return;
+        }
         let c = &mut self.conns[slot];
         // Packets not sent yet need no resend: the frontier covers them.
-        let end = (pkt.seq + pkt.aux as u64).min(c.next_new);
+        let end = pkt.seq.saturating_add(pkt.aux as u64).min(c.next_new);
         let mut added = 0;
         for i in pkt.seq..end {
             if !c.rtx.contains(&i) {
                 c.rtx.push_back(i);
-                added += wire_range(fr, c, i, i + 1);
+                added += c.wire(i, i + 1);
             }
         }
+        let src = c.src;
         self.pairs[c.pair as usize].credit += added;
         self.hosts[src as usize].credit += added;
         self.sync_ready(slot);
         self.pump(ctx, src);
     }
 
-    /// ACK: the receiver has the whole message; both halves are done.
+    /// ACK: the receiver has the whole message; both halves are done. (An ACK before the
+    /// receiver has every packet cannot have been sent: ignored.)
     pub(super) fn on_ack(&mut self, _ctx: &mut Ctx, slot: u32) {
-        let fr = self.framing;
         let c = &mut self.conns[slot];
-        if c.acked {
+        if !c.rx_done {
             return;
         }
-        debug_assert!(c.rx_done);
-        c.acked = true;
         let (pi, src, id) = (c.pair, c.src, c.id);
         // Credit still held for it (spurious resend requests) is void.
-        let left: i64 =
-            wire_range(fr, c, c.next_new, c.granted) + c.rtx.iter().map(|&i| wire_range(fr, c, i, i + 1)).sum::<i64>();
-        let never_sent = c.next_new < c.packets;
+        let left = c.credit_held();
+        let never_sent = c.next_new < c.packets();
         c.rtx = Default::default();
+        c.granted = c.next_new;
         self.sync_ready(slot);
         let h = &mut self.hosts[src as usize];
         let pair = &mut self.pairs[pi as usize];
@@ -236,25 +233,21 @@ impl Sird {
     }
 
     pub(super) fn arm_tx(&mut self, ctx: &mut Ctx, slot: u32) {
-        let rto = self.cfg.rto;
+        let timeout = self.cfg.timeout;
         let c = &mut self.conns[slot];
-        if !c.tx_timer && !c.acked {
+        if !c.tx_timer {
             c.tx_timer = true;
-            let at = (c.tx_last + (rto << c.tx_backoff)).max(ctx.now());
+            let at = (c.tx_last + (timeout << c.tx_backoff)).max(ctx.now());
             ctx.set_timer(at, TIMER_TX, c.id);
         }
     }
 
     /// The sender heard nothing for a while and can send nothing: probe with a CREDITREQ.
-    pub(super) fn on_tx_timer(&mut self, ctx: &mut Ctx, id: u32) {
-        let Some(slot) = self.conns.slot(id) else { return };
-        let rto = self.cfg.rto;
+    pub(super) fn on_tx_timer(&mut self, ctx: &mut Ctx, slot: u32) {
+        let timeout = self.cfg.timeout;
         let c = &mut self.conns[slot];
         c.tx_timer = false;
-        if c.acked {
-            return;
-        }
-        let deadline = c.tx_last + (rto << c.tx_backoff);
+        let deadline = c.tx_last + (timeout << c.tx_backoff);
         if ctx.now() < deadline {
             return self.arm_tx(ctx, slot);
         }

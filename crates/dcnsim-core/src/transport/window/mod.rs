@@ -9,7 +9,7 @@ pub mod sender;
 mod tests;
 
 use super::conns::ConnTable;
-use super::{Conformance, Ctx, LoneFlow, Protocol, SpecEnv, TransportEnv};
+use super::{ClassUse, Conformance, Ctx, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::time::from_us;
 use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
@@ -137,6 +137,15 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
 
     fn conformance(_name: &str) -> Conformance {
         Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: LoneFlow::Exact, exempt: &[] }
+    }
+
+    fn needs(cfg: &Self::Config) -> Needs {
+        let class = |key, class, purpose| ClassUse { key, class, explicit: true, purpose };
+        let (data, control) = (cfg.sender.data_priority, cfg.sender.control_priority);
+        Needs {
+            classes: vec![class("data_priority", data, "data"), class("control_priority", control, "ACKs")],
+            ..Needs::default()
+        }
     }
 
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self {

@@ -1,0 +1,368 @@
+//! NDP's sender: the first window at line rate, then one packet per pull (queued retransmissions
+//! first, lowest sequence first), NACKed and returned packets queued for resending, the RTO for
+//! true losses, return-to-sender resends.
+
+use super::paths::{Feedback, FeedbackHistory, PathScoreboard};
+use super::{Ndp, TIMER_RTO};
+use crate::engine::time::{from_us, Time};
+use crate::net::packet::{flags, Packet, PacketKind};
+use crate::transport::parts::RttEstimator;
+use crate::transport::Ctx;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Cap of the backed-off RTO.
+const MAX_RTO_US: f64 = 1e6;
+
+/// A sent packet's state until it is ACKed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sent {
+    /// On its way; sent at this time on this path.
+    Out {
+        at: Time,
+        path: u16,
+    },
+    /// NACKed, returned or timed out: waiting in the retransmission queue.
+    Queued {
+        path: u16,
+    },
+    Acked,
+}
+
+/// The sending half of a connection.
+pub(super) struct Sender {
+    /// Packets below this have been sent at least once.
+    next_new: u64,
+    /// State of packets `base..next_new` (front = packet `base`); packets below are all ACKed.
+    base: u64,
+    window: VecDeque<Sent>,
+    pub(super) acked: u64,
+    /// Data packets sent, retransmissions included: a bound on the pulls the receiver can issue.
+    transmissions: u64,
+    /// Packets waiting for a pull to be resent (each one `Queued` in the window).
+    rtx: BinaryHeap<Reverse<u64>>,
+    /// Highest pull number seen (pulls are numbered 1, 2, ... per connection).
+    last_pull: u64,
+    /// Pulls still expected: feedback received minus pulls received.
+    pub(super) pull_window: i64,
+    /// The first window's size minus feedback events so far (ACKs, NACKs, returns): while
+    /// positive, feedback for the first window (and so pulls) may still come.
+    first_window_left: i64,
+    /// The first window's size: min(initial window, packets).
+    first_window: u64,
+    paths: PathScoreboard,
+    history: FeedbackHistory,
+    rtt: RttEstimator,
+    rto_armed: bool,
+}
+
+impl Sender {
+    pub(super) fn new(first_window: u64, paths: PathScoreboard, rtt: RttEstimator) -> Sender {
+        Sender {
+            next_new: 0,
+            base: 0,
+            window: VecDeque::new(),
+            acked: 0,
+            transmissions: 0,
+            rtx: BinaryHeap::new(),
+            last_pull: 0,
+            pull_window: 0,
+            first_window_left: first_window as i64,
+            first_window,
+            paths,
+            history: FeedbackHistory::default(),
+            rtt,
+            rto_armed: false,
+        }
+    }
+
+    /// The next packet to send, with its last path if it is a retransmission: the lowest queued
+    /// retransmission, else new data; `None` when there is nothing to send.
+    fn take_next(&mut self, packets: u64) -> Option<(u64, Option<u16>)> {
+        if let Some(Reverse(seq)) = self.rtx.pop() {
+            let Sent::Queued { path } = self.window[(seq - self.base) as usize] else {
+                unreachable!("retransmission queue out of sync with the window")
+            };
+            Some((seq, Some(path)))
+        } else if self.next_new < packets {
+            self.next_new += 1;
+            self.window.push_back(Sent::Out { at: 0, path: 0 });
+            Some((self.next_new - 1, None))
+        } else {
+            None
+        }
+    }
+
+    fn mark_sent(&mut self, seq: u64, at: Time, path: u16) {
+        self.window[(seq - self.base) as usize] = Sent::Out { at, path };
+        self.transmissions += 1;
+    }
+
+    /// The path of packet `seq` if it is out (feedback for anything else is stale or stray).
+    fn outstanding_path(&self, seq: u64) -> Option<u16> {
+        let i = seq.checked_sub(self.base)?;
+        match self.window.get(i as usize) {
+            Some(&Sent::Out { path, .. }) => Some(path),
+            _ => None,
+        }
+    }
+
+    fn mark_acked(&mut self, seq: u64) {
+        self.window[(seq - self.base) as usize] = Sent::Acked;
+        self.acked += 1;
+        while self.window.front() == Some(&Sent::Acked) {
+            self.window.pop_front();
+            self.base += 1;
+        }
+    }
+
+    /// Packet `seq`, last sent on `path`, waits for a pull to be resent.
+    fn requeue(&mut self, seq: u64, path: u16) {
+        self.window[(seq - self.base) as usize] = Sent::Queued { path };
+        self.rtx.push(Reverse(seq));
+    }
+
+    fn record(&mut self, path: u16, fb: Feedback, penalty: bool) {
+        self.history.push(fb);
+        self.paths.record(path, fb, penalty);
+    }
+
+    /// Queues every packet out for at least an RTO as lost. Returns how many, and the send time
+    /// of the oldest packet still out.
+    fn expire(&mut self, now: Time, penalty: bool) -> (usize, Option<Time>) {
+        let rto = self.rtt.rto_ps();
+        let (mut expired, mut oldest) = (0, None::<Time>);
+        for i in 0..self.window.len() {
+            let Sent::Out { at, path } = self.window[i] else { continue };
+            if at + rto <= now {
+                self.window[i] = Sent::Queued { path };
+                self.rtx.push(Reverse(self.base + i as u64));
+                self.record(path, Feedback::Loss, penalty);
+                expired += 1;
+            } else {
+                oldest = Some(oldest.map_or(at, |o| o.min(at)));
+            }
+        }
+        (expired, oldest)
+    }
+
+    /// Distinct packets sent so far.
+    pub(super) fn sent(&self) -> u64 {
+        self.next_new
+    }
+
+    pub(super) fn in_flight(&self) -> usize {
+        self.window.iter().filter(|s| matches!(s, Sent::Out { .. })).count()
+    }
+
+    pub(super) fn retransmit_queue_len(&self) -> usize {
+        self.rtx.len()
+    }
+
+    pub(super) fn srtt_ps(&self) -> Option<f64> {
+        self.rtt.srtt_ps()
+    }
+
+    /// Frees the per-packet and per-path state of a finished sender.
+    pub(super) fn release(&mut self) {
+        self.window = VecDeque::new();
+        self.rtx = BinaryHeap::new();
+        self.paths = PathScoreboard::default();
+    }
+
+    /// Counts agree with the window, the retransmission queue holds exactly the queued packets,
+    /// the pull bookkeeping is within what feedback allows, and a timer watches whatever is
+    /// unacknowledged. `pulls_issued` is the receiver's pull count.
+    pub(super) fn check_invariants(&self, packets: u64, pulls_issued: u64) {
+        assert!(self.acked <= self.next_new && self.next_new <= packets, "acked {} sent {}", self.acked, self.next_new);
+        assert_eq!(self.window.len() as u64, self.next_new - self.base, "window spans base..next_new");
+        assert!(self.window.front() != Some(&Sent::Acked), "ACKed packets leave the window front");
+        let in_window_acked = self.window.iter().filter(|s| **s == Sent::Acked).count() as u64;
+        assert_eq!(self.acked, self.base + in_window_acked, "ACK count");
+        let queued = self.window.iter().filter(|s| matches!(s, Sent::Queued { .. })).count();
+        assert_eq!(self.rtx.len(), queued, "retransmission queue size");
+        let mut rtx: Vec<u64> = self.rtx.iter().map(|r| r.0).collect();
+        rtx.sort_unstable();
+        rtx.dedup();
+        assert_eq!(rtx.len(), queued, "retransmission queue holds no duplicates");
+        for &seq in &rtx {
+            assert!(
+                seq >= self.base && seq < packets,
+                "queued retransmission {seq} outside [{}, {packets})",
+                self.base
+            );
+            assert!(matches!(self.window[(seq - self.base) as usize], Sent::Queued { .. }));
+        }
+        // The pull window is feedback events minus pulls received. Pulls are numbered 1, 2, ... so
+        // at most `last_pull` have arrived; every feedback event (returns too) took one off
+        // `first_window_left`.
+        assert!(self.last_pull <= pulls_issued, "pull {} seen, {pulls_issued} issued", self.last_pull);
+        assert!(self.last_pull <= self.transmissions, "pull {} after {} packets", self.last_pull, self.transmissions);
+        let feedback_events = self.first_window as i64 - self.first_window_left;
+        assert!(feedback_events >= 0, "first window {} left {}", self.first_window, self.first_window_left);
+        assert!(self.pull_window >= -(self.last_pull as i64), "pull window {}", self.pull_window);
+        assert!(
+            self.pull_window <= feedback_events,
+            "pull window {} after {feedback_events} feedback events",
+            self.pull_window
+        );
+        let paths = self.paths.len() as u64;
+        for s in &self.window {
+            if let Sent::Out { path, .. } | Sent::Queued { path } = *s {
+                assert!((path as u64) < paths.max(1), "path {path} of {paths}");
+            }
+        }
+        assert!(self.rto_armed || (queued == 0 && self.in_flight() == 0), "unacknowledged packets without an RTO");
+        self.paths.check_invariants();
+    }
+}
+
+impl Ndp {
+    /// Sends one packet: the lowest queued retransmission, else new data. Returns false if there
+    /// was nothing to send.
+    pub(super) fn send_one(&mut self, ctx: &mut Ctx, slot: u32, syn: bool) -> bool {
+        let c = &mut self.conns[slot];
+        let Some((seq, last_path)) = c.tx.take_next(c.layout.packets()) else { return false };
+        let path = c.tx.paths.next(&mut self.rng, self.cfg.path_penalty, last_path);
+        let mut p = Packet::new(PacketKind::Data, c.id, c.src, c.dst, c.layout.wire_bytes(seq));
+        p.payload = c.layout.payload(seq);
+        p.seq = seq;
+        p.ts = ctx.now();
+        p.aux = path;
+        p.prio = 1;
+        p.lb = self.cfg.lb;
+        p.path = path;
+        if syn {
+            p.flags |= flags::SYN;
+        }
+        if c.layout.is_last(seq) {
+            p.flags |= flags::LAST;
+        }
+        if last_path.is_some() {
+            p.flags |= flags::RETX;
+            self.counters.retransmitted += 1;
+        }
+        c.tx.mark_sent(seq, ctx.now(), path as u16);
+        self.counters.data_sent += 1;
+        ctx.send(p);
+        if !c.tx.rto_armed {
+            c.tx.rto_armed = true;
+            ctx.set_timer(ctx.now() + c.tx.rtt.rto_ps(), TIMER_RTO, c.id);
+        }
+        true
+    }
+
+    /// Sender: an ACK or NACK.
+    pub(super) fn on_feedback(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
+        let penalty = self.cfg.path_penalty;
+        let c = &mut self.conns[slot];
+        // Feedback for a packet not out (ACKed, queued, never sent) is a duplicate or a stray.
+        let Some(path) = c.tx.outstanding_path(pkt.seq) else { return };
+        c.tx.pull_window += 1;
+        c.tx.first_window_left -= 1;
+        if pkt.kind == PacketKind::Ack {
+            c.tx.rtt.on_sample(ctx.now().saturating_sub(pkt.ts));
+            c.tx.mark_acked(pkt.seq);
+            c.tx.record(path, Feedback::Ack, penalty);
+            if c.tx.acked == c.layout.packets() {
+                self.retire(slot);
+            }
+        } else {
+            self.counters.nacks += 1;
+            c.tx.requeue(pkt.seq, path);
+            c.tx.record(path, Feedback::Nack, penalty);
+            self.arm_rto(ctx, slot);
+        }
+    }
+
+    /// The sender has every ACK: the flow is no longer found by id, and its slot is freed once no
+    /// pull queue refers to it.
+    fn retire(&mut self, slot: u32) {
+        let id = self.conns[slot].id;
+        self.conns.release(id);
+        let c = &mut self.conns[slot];
+        c.tx.release();
+        c.rx.done = true;
+        c.rx.pending_pulls = 0;
+        c.retired = true;
+        // A slot still in a pull queue is freed when the pacer pops it.
+        if !c.rx.queued_for_pull {
+            self.conns.recycle(slot);
+        }
+    }
+
+    /// Sender: a PULL (or an ACK/NACK carrying one) with cumulative number `pull_no`. Each pull
+    /// answers one arrival at the receiver, so a number beyond the packets sent is a stray.
+    pub(super) fn on_pull(&mut self, ctx: &mut Ctx, slot: u32, pull_no: u64) {
+        let tx = &mut self.conns[slot].tx;
+        if pull_no == 0 || pull_no > tx.transmissions {
+            return;
+        }
+        tx.pull_window -= 1;
+        let n = pull_no.saturating_sub(tx.last_pull);
+        tx.last_pull = tx.last_pull.max(pull_no);
+        for i in 0..n {
+            if !self.send_one(ctx, slot, false) {
+                self.counters.wasted_pulls += n - i; // nothing left to send for the rest either
+                break;
+            }
+        }
+    }
+
+    /// Sender: a header came back from a full switch queue. It is resent at once only if no more
+    /// pulls are expected or the path looks bad; otherwise it waits for a pull.
+    pub(super) fn on_bounce(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
+        self.counters.bounces += 1;
+        let penalty = self.cfg.path_penalty;
+        let tx = &mut self.conns[slot].tx;
+        let Some(path) = tx.outstanding_path(pkt.seq) else { return };
+        tx.first_window_left -= 1;
+        tx.requeue(pkt.seq, path);
+        tx.record(path, Feedback::Bounce, penalty);
+        let no_more_pulls = tx.pull_window <= 0 && tx.first_window_left <= 0;
+        let resend = no_more_pulls || tx.history.looks_like_bad_path();
+        self.arm_rto(ctx, slot);
+        if self.cfg.return_to_sender_resend && resend {
+            self.counters.bounce_resends += 1;
+            self.send_one(ctx, slot, false);
+        }
+    }
+
+    fn arm_rto(&mut self, ctx: &mut Ctx, slot: u32) {
+        let c = &mut self.conns[slot];
+        if !c.tx.rto_armed {
+            c.tx.rto_armed = true;
+            ctx.set_timer(ctx.now() + c.tx.rtt.rto_ps(), TIMER_RTO, c.id);
+        }
+    }
+
+    /// Resends packets outstanding for longer than the RTO (true losses), then re-arms. A queued
+    /// retransmission that no pull has come for within an RTO is also sent (its pulls were lost).
+    pub(super) fn on_rto(&mut self, ctx: &mut Ctx, id: u32) {
+        let Some(slot) = self.conns.slot(id) else { return }; // a finished flow's stale timer
+        let now = ctx.now();
+        let tx = &mut self.conns[slot].tx;
+        tx.rto_armed = false;
+        let (expired, oldest) = tx.expire(now, self.cfg.path_penalty);
+        let stalled = expired == 0 && oldest.is_none() && !tx.rtx.is_empty();
+        let resends = if stalled { 1 } else { expired };
+        if resends > 0 {
+            self.counters.timeouts += 1;
+            tx.rtt.back_off(from_us(MAX_RTO_US));
+            for _ in 0..resends {
+                self.send_one(ctx, slot, false);
+            }
+        }
+        let c = &mut self.conns[slot];
+        if !c.tx.rto_armed {
+            let at = match oldest {
+                Some(o) => Some((o + c.tx.rtt.rto_ps()).max(now)),
+                None => (!c.tx.rtx.is_empty()).then(|| now + c.tx.rtt.rto_ps()),
+            };
+            if let Some(at) = at {
+                c.tx.rto_armed = true;
+                ctx.set_timer(at, TIMER_RTO, c.id);
+            }
+        }
+    }
+}

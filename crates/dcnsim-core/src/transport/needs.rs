@@ -1,0 +1,26 @@
+//! What a protocol needs from the rest of the run — priority classes, trimming switches, hosts it
+//! names — declared by each protocol (`Protocol::needs`) and checked once for all of them after the
+//! spec is read (`scenario::spec`), so a run that cannot mean what it says fails or warns there.
+
+/// One priority class a protocol puts packets in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassUse {
+    /// The transport key that sets or switches on this class (`data_priority`, `priorities`), or
+    /// `protocol` for a class the design fixes.
+    pub key: &'static str,
+    pub class: u8,
+    /// A class chosen explicitly is an error when the queues lack it (packets would silently land
+    /// in the lowest class); a class the design uses by default is a warning.
+    pub explicit: bool,
+    /// What is lost without the class, for the message.
+    pub purpose: &'static str,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Needs {
+    pub classes: Vec<ClassUse>,
+    /// Trimming switches are essential: without them the run is an error with this hint.
+    pub trimming: Option<&'static str>,
+    /// Hosts named by a key (`prioritize_senders`): each must exist.
+    pub hosts: Vec<(&'static str, u64)>,
+}

@@ -1,0 +1,200 @@
+//! Randomized invariants: random small topologies with random link overrides (slower and faster
+//! links, one-way or both) and random link loss, routing modes, every registered protocol with the
+//! settings it needs, NIC pacing, switch latency, warm-up and sampling, and random workloads. Every
+//! run must hold what `common::check_invariants` checks: each finished flow's FCT >= its ideal FCT,
+//! no reported rate above a capacity (port utilization, host receive rates in the time series,
+//! per-host window throughput), packet conservation.
+//!
+//! 40 cases per protocol by default (under a second); `DCNSIM_RANDOM_CASES=1000` runs that
+//! many per protocol, and `DCNSIM_RANDOM_SEED` picks another sequence.
+mod common;
+use common::*;
+use dcnsim_core::engine::rng::Rng;
+
+fn pick<'a, T>(rng: &mut Rng, from: &'a [T]) -> &'a T {
+    &from[rng.below(from.len() as u64) as usize]
+}
+
+/// A random topology table and the links it has, by the names of their ends.
+fn topology(rng: &mut Rng, host_gbps: f64) -> (String, Vec<(String, String)>, u32) {
+    let host_delay = *pick(rng, &[0.2, 1.0, 1.5]);
+    let core_delay = *pick(rng, &[0.1, 0.5, 1.0]);
+    let core_gbps = host_gbps * *pick(rng, &[1.0, 2.0, 4.0]);
+    let rates = format!("host_rate_gbps = {host_gbps}\nhost_delay_us = {host_delay}\n");
+    let mut links = Vec::new();
+    let host_links = |hosts: u32, edge_of: &dyn Fn(u32) -> String, links: &mut Vec<(String, String)>| {
+        for h in 0..hosts {
+            links.push((format!("host{h}"), edge_of(h)));
+        }
+    };
+    match rng.below(4) {
+        0 => {
+            let n = 2 + rng.below(5) as u32;
+            host_links(n, &|_| "switch0".into(), &mut links);
+            (format!("kind = \"single_switch\"\nhosts = {n}\n{rates}"), links, n)
+        }
+        1 => {
+            let n = 1 + rng.below(3) as u32;
+            host_links(2 * n, &|h| if h < n { "left".into() } else { "right".into() }, &mut links);
+            links.push(("left".into(), "right".into()));
+            let t = format!(
+                "kind = \"dumbbell\"\nhosts_per_side = {n}\n{rates}bottleneck_rate_gbps = {core_gbps}\nbottleneck_delay_us = {core_delay}\n"
+            );
+            (t, links, 2 * n)
+        }
+        2 => {
+            let (racks, per, spines) = (2 + rng.below(2) as u32, 1 + rng.below(3) as u32, 1 + rng.below(3) as u32);
+            host_links(racks * per, &|h| format!("tor{}", h / per), &mut links);
+            for r in 0..racks {
+                for s in 0..spines {
+                    links.push((format!("tor{r}"), format!("spine{s}")));
+                }
+            }
+            let t = format!(
+                "kind = \"leaf_spine\"\nracks = {racks}\nhosts_per_rack = {per}\nspines = {spines}\n{rates}\
+                 core_rate_gbps = {core_gbps}\ncore_delay_us = {core_delay}\n"
+            );
+            (t, links, racks * per)
+        }
+        _ => {
+            let over = 1 + rng.below(2) as u32;
+            let per_tor = 2 * over;
+            host_links(8 * per_tor, &|h| format!("tor{}_{}", h / per_tor / 2, h / per_tor % 2), &mut links);
+            for p in 0..4 {
+                for a in 0..2 {
+                    for t in 0..2 {
+                        links.push((format!("tor{p}_{t}"), format!("agg{p}_{a}")));
+                    }
+                    for c in 0..2 {
+                        links.push((format!("agg{p}_{a}"), format!("core{}", a * 2 + c)));
+                    }
+                }
+            }
+            let t = format!(
+                "kind = \"fat_tree\"\nk = 4\noversubscription = {over}\n{rates}core_rate_gbps = {core_gbps}\ncore_delay_us = {core_delay}\n"
+            );
+            (t, links, 8 * per_tor)
+        }
+    }
+}
+
+fn overrides(rng: &mut Rng, links: &[(String, String)], host_gbps: f64) -> String {
+    let mut s = String::new();
+    for _ in 0..rng.below(4) {
+        let (a, b) = pick(rng, links);
+        let (a, b) = if rng.bernoulli(0.5) { (a, b) } else { (b, a) };
+        let rate = host_gbps * *pick(rng, &[0.1, 0.25, 0.5, 2.0, 4.0]);
+        let one_way = rng.bernoulli(0.3);
+        s += &format!(
+            "[[topology.link_overrides]]\na = \"{a}\"\nb = \"{b}\"\nrate_gbps = {rate}\none_way = {one_way}\n"
+        );
+    }
+    s
+}
+
+/// Queue, routing and transport tables a protocol needs to be run as its paper runs it.
+fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
+    let (queue, lbs): (String, &[&str]) = match protocol {
+        "dctcp" => {
+            let limit = 20 + rng.below(200);
+            (
+                format!("limit_packets = {limit}\necn = \"step\"\necn_k_packets = {}\n", limit / 3 + 1),
+                &["ecmp", "spray"],
+            )
+        }
+        "newreno" => (format!("limit_packets = {}\n", 10 + rng.below(200)), &["ecmp", "spray"]),
+        "ndp" => (
+            "priorities = 2\nlimit_packets = 8\ntrim = true\nscheduling = \"wrr\"\nwrr_weights = [10, 1]\n".into(),
+            &["source", "spray"],
+        ),
+        "phost" => (format!("priorities = 2\nlimit_packets = {}\n", 8 + rng.below(20)), &["source", "spray"]),
+        "sird" => (
+            "priorities = 2\nlimit_bytes = 500000\n[queue.fabric]\necn = \"step\"\necn_k_bytes = 60000\n".into(),
+            &["spray", "ecmp"],
+        ),
+        // A protocol this test does not know yet: plain queues; a routing mode it rejects shows as
+        // a spec error naming it (add its settings here).
+        _ => ("limit_packets = 100\n".into(), &["ecmp", "spray", "source"]),
+    };
+    let lb = pick(rng, lbs);
+    format!("[queue]\n{queue}[routing]\nload_balancing = \"{lb}\"\n[transport]\nprotocol = \"{protocol}\"\n")
+}
+
+fn workload(rng: &mut Rng, hosts: u32, duration_us: f64, case: &str) -> String {
+    let mut w = String::new();
+    if rng.bernoulli(0.6) {
+        let cdf = pick(rng, &["websearch", "fb_hadoop", "datamining"]);
+        let load = 0.1 + 0.6 * rng.uniform();
+        w += &format!("[[workload]]\nkind = \"poisson\"\nload = {load:.2}\ncdf = \"{cdf}\"\n");
+    }
+    if w.is_empty() || rng.bernoulli(0.5) {
+        let flows: Vec<(u32, u32, u64, f64)> = (0..1 + rng.below(20))
+            .map(|_| {
+                let src = rng.below(hosts as u64) as u32;
+                let dst = (src + 1 + rng.below(hosts as u64 - 1) as u32) % hosts;
+                let size = *pick(rng, &[1u64, 100, 1436, 1437, 9000, 30_000, 200_000, 1_000_000]);
+                (src, dst, size, (rng.uniform() * duration_us * 0.5 * 100.0).round() / 100.0)
+            })
+            .collect();
+        w += &format!("[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", flow_file(case, &flows).display());
+    }
+    if hosts > 2 && rng.bernoulli(0.3) {
+        let senders = 1 + rng.below(hosts as u64 - 2);
+        w += &format!("[[workload]]\nkind = \"incast\"\nsenders = {senders}\nsize_bytes = 50000\nat_us = 10.0\n");
+    }
+    w
+}
+
+fn random_spec(rng: &mut Rng, protocol: &str, case: &str) -> String {
+    let host_gbps = *pick(rng, &[10.0, 25.0, 40.0, 100.0]);
+    let (topo, links, hosts) = topology(rng, host_gbps);
+    let duration_us = *pick(rng, &[300.0, 800.0, 1500.0]);
+    let warmup_us = if rng.bernoulli(0.5) { 0.0 } else { (duration_us * 0.2 * rng.uniform()).round() };
+    let mtu = *pick(rng, &[1500, 4000, 9000]);
+    let mut net = format!("mtu_bytes = {mtu}\n");
+    if rng.bernoulli(0.3) {
+        net += &format!("nic_pacing_gbps = {}\n", host_gbps * *pick(rng, &[0.3, 0.5, 0.9]));
+    }
+    if rng.bernoulli(0.3) {
+        net += "switch_latency_us = 0.25\n";
+    }
+    let sample = *pick(rng, &[1.0, 7.5, 10.0, 50.0]);
+    let loss = *pick(rng, &[0.0, 0.0, 0.0, 0.001, 0.01]);
+    format!(
+        "seed = {}\nduration_us = {duration_us}\n[measure]\nwarmup_us = {warmup_us}\n[net]\n{net}\
+         [metrics]\nsample_interval_us = {sample}\n[topology]\n{topo}loss_probability = {loss}\n{}{}{}",
+        rng.below(1000),
+        overrides(rng, &links, host_gbps),
+        protocol_tables(rng, protocol),
+        workload(rng, hosts, duration_us, case),
+    )
+}
+
+#[test]
+fn random_runs_hold_every_invariant() {
+    let cases: u64 = std::env::var("DCNSIM_RANDOM_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
+    let seed: u64 = std::env::var("DCNSIM_RANDOM_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    for (protocol, _) in dcnsim_core::transport::protocols() {
+        let mut rng = Rng::for_component(seed, protocol);
+        for i in 0..cases {
+            let case = format!("random-{protocol}-{seed}-{i}");
+            let text = random_spec(&mut rng, protocol, &case);
+            let out = match dcnsim_core::scenario::run(&spec(&text), &Default::default()) {
+                Ok(out) => out,
+                Err(e) => panic!("{case} failed: {e}\n{text}"),
+            };
+            if std::env::var_os("DCNSIM_RANDOM_VERBOSE").is_some() {
+                println!(
+                    "{case}: {} flows, {} finished, {} events",
+                    out.flows.rows(),
+                    out.summary["flows"]["finished"],
+                    out.summary["events"]
+                );
+            }
+            let checked = std::panic::catch_unwind(|| check_invariants(&out));
+            if checked.is_err() {
+                panic!("{case} broke an invariant (see above)\n{text}");
+            }
+        }
+    }
+}
