@@ -27,3 +27,8 @@ class SpecError(_core.SpecError):
     @classmethod
     def from_core(cls, e: _core.SpecError) -> "SpecError":
         return cls(e.field, e.message)
+
+
+class UsageError(ValueError):
+    """A command or function used on the wrong thing: a directory that holds no results, a plot
+    column that does not exist. The message says what was expected."""

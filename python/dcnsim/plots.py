@@ -60,9 +60,10 @@ def slowdown_by_size(summary: dict, flows, path) -> Path:
 # Standard plots over a sweep's results table (dcnsim.results). Each returns the data it drew, so
 # callers and tests can check the figure against the table.
 
-def _figure(path, fig, pdf: bool = True):
+def _figure(path, fig, pdf: bool = True, layout: bool = True):
     p = Path(path)
-    fig.tight_layout()
+    if layout:
+        fig.tight_layout()
     fig.savefig(p, dpi=120)
     if pdf and p.suffix.lower() == ".png":
         fig.savefig(p.with_suffix(".pdf"))
@@ -87,78 +88,184 @@ def _plt():
     return _Figures
 
 
+def _note(text: str, width: int = 80) -> str:
+    """A figure note wrapped to fit above the axes."""
+    import textwrap
+
+    return textwrap.fill(text, width)
+
+
+def _done(df):
+    return df[df["status"] == "done"]
+
+
+def axis_columns(df) -> list:
+    """The sweep axes among a results table's columns (dcnsim.results records them)."""
+    return [a for a in df.attrs.get("axes", []) if a in df.columns]
+
+
+def _hashable(v):
+    return v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
+
+
+def varying(df, within: str = None) -> list:
+    """Axes whose value differs between runs of `df` (with `within`: between runs that share that
+    column's value, so an axis that only restates it, such as transport.protocol for protocol, is out)."""
+    groups = [g for _, g in df.groupby(within, dropna=False)] if within else [df]
+    return [a for a in axis_columns(df) if a != within
+            and any(g[a].map(_hashable).nunique() > 1 for g in groups)]
+
+
+def _short(df, col, v) -> str:
+    """An axis value for a label: itself, or `#i` (its rank among the column's values) if it is a table or list."""
+    if isinstance(v, (list, dict)):
+        distinct = list(dict.fromkeys(df[col].map(repr)))
+        return f"#{distinct.index(repr(v))}"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def run_labels(df, columns=None) -> dict:
+    """One distinct label per run (key -> label): the given columns, or the protocol and every axis
+    that varies; runs that would still look alike get their key appended, so no run is hidden."""
+    cols = list(columns) if columns else ["protocol"] + varying(df, within="protocol")
+    labels = {}
+    for _, r in df.iterrows():
+        parts = [_short(df, c, r[c]) if c == "protocol" and not columns else f"{c}={_short(df, c, r[c])}" for c in cols]
+        labels[r["key"]] = " ".join(parts) or r["key"]
+    counts = {}
+    for v in labels.values():
+        counts[v] = counts.get(v, 0) + 1
+    return {k: (f"{v} [{k[:6]}]" if counts[v] > 1 else v) for k, v in labels.items()}
+
+
+def _aggregation_note(done, by: str) -> str:
+    """What one point of a per-`by` series stands for."""
+    sizes = done.groupby(by).size()
+    if (sizes == 1).all():
+        return "one run per series"
+    over = varying(done, within=by)
+    return (f"each point: mean over {sizes.min()}-{sizes.max()} runs" if sizes.min() != sizes.max()
+            else f"each point: mean over {sizes.iloc[0]} runs") + (f" (varying: {', '.join(over)})" if over else "") \
+        + "; bars: min to max"
+
+
 def slowdown_by_group(df, path, by: str = "protocol"):
-    """Median and p99 slowdown per flow-size group, one series per `by` value (SIRD Fig. 6 style)."""
+    """Median and p99 slowdown per flow-size group, one series per `by` value (SIRD Fig. 6 style).
+    Where a series holds several runs (loads, seeds), each point is their mean and its bar spans
+    their minimum to maximum; the figure says so. Returns the data drawn (with n, min, max)."""
     import pandas as pd
 
     plt = _plt()
-    done = df[df["status"] == "done"]
+    done = _done(df)
     groups = sorted({c.split("_")[1] for c in done.columns
                      if c.startswith("slowdown_") and c.endswith("_median") and len(c.split("_")) == 3})
     rows = []
     for name, sub in done.groupby(by):
         for g in groups:
-            rows.append({by: name, "group": g, "label": sub[f"size_group_{g}"].iloc[0],
-                         "median": sub[f"slowdown_{g}_median"].mean(), "p99": sub[f"slowdown_{g}_p99"].mean()})
-    data = pd.DataFrame(rows)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharex=True)
+            for stat in ("median", "p99"):
+                v = sub[f"slowdown_{g}_{stat}"].astype(float)
+                rows.append({by: name, "group": g, "label": sub[f"size_group_{g}"].iloc[0], "stat": stat,
+                             "value": v.mean(), "min": v.min(), "max": v.max(), "n": int(v.notna().sum())})
+    long = pd.DataFrame(rows, columns=[by, "group", "label", "stat", "value", "min", "max", "n"])
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.0), sharex=True)
+    series = list(dict.fromkeys(long[by]))
+    width = 0.8 / max(len(series), 1)
     for ax, stat in zip(axes, ["median", "p99"]):
-        for name, sub in data.groupby(by):
-            ax.plot(sub["label"], sub[stat], marker="o", label=str(name))
+        for i, name in enumerate(series):
+            sub = long[(long[by] == name) & (long["stat"] == stat)]
+            xs = [groups.index(g) + (i - (len(series) - 1) / 2) * width for g in sub["group"]]
+            err = [sub["value"] - sub["min"], sub["max"] - sub["value"]]
+            ax.errorbar(xs, sub["value"], yerr=err, marker="o", ls="", capsize=2, label=str(name))
         ax.set_yscale("log")
-        ax.set_title(f"{stat} slowdown")
+        ax.set_title(f"{stat} slowdown", fontsize=10)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels(groups)
         ax.set_xlabel("flow size group")
     axes[0].set_ylabel("slowdown")
-    axes[1].legend(title=by)
-    _figure(path, fig)
-    return data
+    axes[1].legend(title=by, fontsize=8)
+    spans = {g: long[long["group"] == g]["label"].iloc[0] for g in groups}
+    fig.suptitle(_note(_aggregation_note(done, by), 120), fontsize=8)
+    fig.text(0.5, 0.01, "   ".join(f"{g}: {spans[g]}" for g in groups), ha="center", fontsize=8)
+    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
+    _figure(path, fig, layout=False)
+    data = long.pivot_table(index=[by, "group", "label"], columns="stat", values=["value", "min", "max", "n"])
+    data.columns = [stat if v == "value" else f"{stat}_{v}" for v, stat in data.columns]
+    return data.reset_index()
 
 
-def queue_vs_goodput(df, path, by: str = "protocol", tier: str = "edge"):
-    """Maximum switch queuing (summed over a switch's ports) against goodput across runs (SIRD Fig. 5)."""
+def queue_vs_goodput(df, path, by: str = "protocol", tier: str = "edge", along=None):
+    """Maximum switch queuing (summed over a switch's ports) against goodput, every run a point
+    (SIRD Fig. 5). Lines join the runs of one `by` value that differ only in the `along` axis
+    (default: an axis whose name holds "load", else the first varying one), so runs of other seeds
+    or settings are never joined into one zig-zag. Returns the data drawn (one row per run)."""
+    import pandas as pd
+
     plt = _plt()
-    done = df[df["status"] == "done"].copy()
+    done = _done(df).copy()
     col = f"max_switch_bytes_{tier}" if f"max_switch_bytes_{tier}" in done else "max_switch_bytes"
-    data = done[[by, "goodput_gbps", col]].rename(columns={col: "max_queue_bytes"}).sort_values([by, "goodput_gbps"])
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for name, sub in data.groupby(by):
-        ax.plot(sub["goodput_gbps"], sub["max_queue_bytes"] / 1e6, marker="o", label=str(name))
+    rest = varying(done, within=by)
+    if along is None:
+        numeric = [a for a in rest if pd.api.types.is_numeric_dtype(done[a])]
+        along = next((a for a in numeric if "load" in a), numeric[0] if numeric else None)
+    lines = [a for a in rest if a != along]
+    keep = ["key", by] + ([along] if along else []) + lines
+    data = done[keep + ["goodput_gbps", col]].rename(columns={col: "max_queue_bytes"})
+    for a in lines:  # tables and lists (zipped axes) as short, sortable names
+        data[a] = data[a].map(lambda v, a=a: _short(done, a, v))
+    data["line"] = data[lines].apply(lambda r: ", ".join(f"{a}={r[a]}" for a in lines), axis=1) if lines else ""
+    data = data.sort_values([by, "line", along or "goodput_gbps"])
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    colors = {}
+    for (name, line), sub in data.groupby([by, "line"], sort=False):
+        c = colors.setdefault(name, f"C{len(colors) % 10}")
+        ax.plot(sub["goodput_gbps"], sub["max_queue_bytes"] / 1e6, marker="o", color=c, alpha=0.85,
+                label=str(name) if line == data[data[by] == name]["line"].iloc[0] else None)
     ax.set_xlabel("goodput (Gb/s)")
     ax.set_ylabel(f"max {tier} switch queuing (MB)")
-    ax.legend(title=by)
+    ax.legend(title=by, fontsize=8)
+    note = f"one point per run ({len(data)})"
+    if along:
+        note += f"; lines along {along}"
+    if lines:
+        note += f", one per {by} x {', '.join(lines)}"
+    ax.set_title(_note(note), fontsize=8)
     _figure(path, fig)
     return data.reset_index(drop=True)
 
 
 def fct_cdf(flows_by_label: dict, path):
-    """CDF of flow completion times, one curve per label (flows tables from dcnsim.sweep_flows)."""
+    """CDF of flow completion times, one curve per entry (a run: label it with run_labels, so
+    no two runs share a curve). Flows that did not finish are left out; the legend counts them."""
     import numpy as np
     import pandas as pd
 
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    fig, ax = plt.subplots(figsize=(6, 4.2))
     rows = []
     for label, flows in flows_by_label.items():
         f = flows[flows["fct_ps"].notna()]
         x = np.sort(f["fct_ps"].astype("float64").to_numpy() / 1e6)
         y = np.arange(1, len(x) + 1) / max(len(x), 1)
-        ax.plot(x, y, label=str(label))
+        unfinished = len(flows) - len(f)
+        ax.plot(x, y, label=f"{label}" + (f" ({unfinished} unfinished)" if unfinished else ""))
         rows.append(pd.DataFrame({"label": label, "fct_us": x, "cdf": y}))
     ax.set_xscale("log")
     ax.set_xlabel("flow completion time (us)")
-    ax.set_ylabel("CDF")
-    ax.legend()
+    ax.set_ylabel("CDF (finished flows)")
+    ax.set_title(f"one curve per run ({len(flows_by_label)})", fontsize=8)
+    ax.legend(fontsize=7)
     _figure(path, fig)
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=["label", "fct_us", "cdf"])
 
 
 def sorted_throughput(flows_by_label: dict, window_ps_by_label: dict, path):
-    """Per-flow throughput over the measurement window, sorted (NDP Fig. 14)."""
+    """Per-flow throughput over the measurement window, sorted (NDP Fig. 14), one curve per entry
+    (a run)."""
     import numpy as np
     import pandas as pd
 
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    fig, ax = plt.subplots(figsize=(6, 4.2))
     rows = []
     for label, flows in flows_by_label.items():
         secs = window_ps_by_label[label] / 1e12
@@ -166,39 +273,50 @@ def sorted_throughput(flows_by_label: dict, window_ps_by_label: dict, path):
         ax.plot(np.arange(len(t)), t, label=str(label))
         rows.append(pd.DataFrame({"label": label, "rank": np.arange(len(t)), "gbps": t}))
     ax.set_xlabel("flow rank")
-    ax.set_ylabel("throughput (Gb/s)")
-    ax.legend()
+    ax.set_ylabel("throughput in the measurement window (Gb/s)")
+    ax.set_title(f"one curve per run ({len(flows_by_label)})", fontsize=8)
+    ax.legend(fontsize=7)
     _figure(path, fig)
-    return pd.concat(rows, ignore_index=True)
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=["label", "rank", "gbps"])
 
 
 def queue_by_tier(df, path, by: str = "protocol"):
-    """Maximum switch queuing per tier, per `by` value (bars)."""
+    """Maximum switch queuing per tier, per `by` value (bars): the maximum over the runs of each
+    `by` value, as the title says."""
     plt = _plt()
-    done = df[df["status"] == "done"]
+    done = _done(df)
     tiers = [c[len("max_switch_bytes_"):] for c in done.columns if c.startswith("max_switch_bytes_")]
     data = done.groupby(by)[[f"max_switch_bytes_{t}" for t in tiers]].max()
     data.columns = tiers
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    runs = done.groupby(by).size()
+    fig, ax = plt.subplots(figsize=(6, 4.2))
     (data / 1e3).plot.bar(ax=ax)
     ax.set_ylabel("max switch queuing (KB)")
+    ax.set_title(_note("one run per bar group" if (runs == 1).all()
+                       else f"each bar: max over the {runs.min()}-{runs.max()} runs of its {by}"), fontsize=8)
     _figure(path, fig)
     return data.reset_index()
 
 
-def timeseries(ts, path, series: str = "host_rx_gbps", names=None):
+def timeseries(ts, path, series: str = "host_rx_gbps", names=None, title: str = ""):
     """A time series from a run's `timeseries` table: host receive rate (Gb/s) or switch queued
-    bytes over time, one line per host or switch in `names` (default: the 8 busiest)."""
+    bytes over time, one line per host or switch in `names` (default: the 8 busiest; the title
+    says how many were left out)."""
     plt = _plt()
     d = ts[ts["series"] == series]
+    total = d["name"].nunique()
     if names is None:
-        names = list(d.groupby("name")["value"].mean().sort_values(ascending=False).index[:8])
+        names = list(d.groupby("name", observed=True)["value"].mean().sort_values(ascending=False).index[:8])
     d = d[d["name"].isin(names)]
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for name, sub in d.groupby("name", observed=True):
         ax.plot(sub["time_ps"].astype("float64") / 1e9, sub["value"], label=str(name), lw=1)
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("receive rate (Gb/s)" if series == "host_rx_gbps" else "queued bytes")
+    shown = d["name"].nunique()
+    what = "hosts" if series == "host_rx_gbps" else "switches"
+    note = f"all {total} {what}" if shown == total else f"the {shown} busiest of {total} {what}"
+    ax.set_title(_note(f"{title}: {note}" if title else note), fontsize=8)
     ax.legend(fontsize=7)
     _figure(path, fig)
     return d.reset_index(drop=True)

@@ -33,6 +33,18 @@ def _frame(columns: dict) -> pd.DataFrame:
     return pd.DataFrame({name: _column(*col) for name, col in columns.items()})
 
 
+#: Flow-table times also given in microseconds (float; NaN where the flow did not finish).
+MICROSECOND_COLUMNS = {"start_ps": "start_us", "end_ps": "end_us", "fct_ps": "fct_us", "ideal_fct_ps": "ideal_fct_us"}
+
+
+def with_microseconds(flows: pd.DataFrame) -> pd.DataFrame:
+    """Adds start_us, end_us, fct_us and ideal_fct_us after the other columns (exact ps stay)."""
+    for ps, us in MICROSECOND_COLUMNS.items():
+        if ps in flows and us not in flows:
+            flows[us] = flows[ps].to_numpy(dtype="float64", na_value=np.nan) / 1e6
+    return flows
+
+
 TRACE_COLUMNS = ["time_ps", "flow_id", "kind", "seq", "ack", "size_bytes", "node", "port_id", "event", "queue_bytes",
                  "priority_class"]
 FLOW_STATE_COLUMNS = ["time_ps", "flow_id", "variable", "value"]
@@ -55,7 +67,8 @@ class Result:
 
     flows     one row per flow: flow_id, src, dst, size_bytes, start_ps, end_ps (nullable),
               fct_ps (nullable), ideal_fct_ps, slowdown (NaN if unfinished), workload, counted,
-              window_bytes (payload delivered inside the measurement window)
+              window_bytes (payload delivered inside the measurement window), and the times again
+              in microseconds: start_us, end_us, fct_us, ideal_fct_us (floats, NaN if unfinished)
     queues    one row per egress port: node, peer, role, tier, rate_gbps, max_bytes, mean_bytes,
               drops (by the queue), losses (by a lossy link, at its far end), ecn_marks, trims, bounces,
               tx_bytes, tx_packets, utilization
@@ -89,7 +102,7 @@ class Result:
         summary = json.loads(raw["summary"])
         _warn_if_truncated(summary)
         return cls(
-            _frame(raw["flows"]),
+            with_microseconds(_frame(raw["flows"])),
             _frame(raw["ports"]),
             _frame(raw["switches"]),
             summary,
@@ -116,14 +129,16 @@ class Result:
         meta[b"dcnsim.version"] = str(prov["version"]).encode()
         pq.write_table(table.replace_schema_metadata(meta), path)
 
-    def save(self, out_dir, plot: bool = True) -> Path:
+    def save(self, out_dir, plot: bool = True, csv: bool = False) -> Path:
         """Writes flows/queues/switches.parquet (timeseries.parquet when sampled, trace.parquet and
         flow_state.parquet when traced), summary.json and slowdown.png into out_dir, creating it.
         Every Parquet file carries the provenance (spec, seed, version) as key-value metadata under
-        `dcnsim.*`."""
+        `dcnsim.*`. With `csv`, the flow table is also written as flows.csv."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         self._write_parquet(self.flows, out / "flows.parquet")
+        if csv:
+            self.flows.to_csv(out / "flows.csv", index=False)
         self._write_parquet(self.queues, out / "queues.parquet")
         self._write_parquet(self.switches, out / "switches.parquet")
         if len(self.timeseries):

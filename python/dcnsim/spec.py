@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
+import re
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Mapping, Union
 
@@ -17,6 +20,7 @@ else:  # pragma: no cover
 from . import _core
 from .errors import SpecError
 from .result import Result
+from .setups import expand as expand_setup
 
 SpecLike = Union[Mapping[str, Any], str, os.PathLike]
 
@@ -36,23 +40,32 @@ def _resolve_paths(spec: dict, base: Path) -> dict:
     return spec
 
 
-def _read_error(p: Path, e: OSError) -> OSError:
-    msg = f"cannot read spec {p}: {e.strerror or e}"
+def _read_error(p: Path, e: OSError, what: str = "spec") -> OSError:
+    msg = f"cannot read {what} {p}: {e.strerror or e}"
     return FileNotFoundError(msg) if isinstance(e, FileNotFoundError) else OSError(msg)
+
+
+def read_toml(p: Path, what: str = "spec") -> dict:
+    """A TOML file as a dict; an unreadable file is an OSError naming it, a file that is not UTF-8
+    TOML a SpecError naming it."""
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise _read_error(p, e, what) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(str(p), f"not a text file (a {what} is UTF-8 TOML; byte {e.start} is not UTF-8)") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(str(p), f"not valid TOML: {e}") from None
 
 
 def load_spec(path: Union[str, os.PathLike]) -> dict:
     """Reads a TOML spec file; relative paths inside it are resolved against its folder."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise _read_error(p, e) from None
-    try:
-        spec = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(str(p), f"not valid TOML: {e}") from None
-    return _resolve_paths(spec, p.parent.resolve())
+    return _resolve_paths(read_toml(p), p.parent.resolve())
 
 
 def as_spec(spec: SpecLike) -> dict:
@@ -74,52 +87,136 @@ def as_spec(spec: SpecLike) -> dict:
     raise TypeError(f"a spec is a dict, a path or TOML text, not {type(spec).__name__}")
 
 
+def _child(field: str, key: str) -> str:
+    return key if field == "(root)" else f"{field}.{key}"
+
+
+def plain(value: Any, field: str = "(root)") -> Any:
+    """The spec as plain data the core reads (tables with string keys, lists, strings, booleans,
+    integers, finite floats). numpy scalars and arrays become Python numbers and lists; anything
+    else (NaN, infinity, Decimal, set, bytes, ...) is a SpecError naming its field."""
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise SpecError(_child(field, repr(k)), f"table keys must be strings, got {type(k).__name__}")
+            out[k] = plain(v, _child(field, k))
+        return out
+    if isinstance(value, (list, tuple)):
+        return [plain(v, f"{field}[{i}]") for i, v in enumerate(value)]
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise SpecError(field, f"must be a finite number, got {value}")
+        return value
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return plain(value.tolist(), field)  # numpy scalars (np.int64(3), np.float32(0.5)) and arrays
+    what = type(value).__name__
+    hint = "give a float or an integer" if what == "Decimal" else "use a number, string, boolean, list or table"
+    raise SpecError(field, f"a {what} cannot be a spec value ({value!r:.60}): {hint}")
+
+
 def _to_json(spec: dict) -> str:
-    try:
-        # allow_nan=False: the core reads strict JSON, so NaN/inf must fail here with a clear message.
-        return json.dumps(spec, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise SpecError("(root)",
-                        f"the spec holds a value that is not a plain number, string, list or table: {e}") from None
+    spec = expand_setup(plain(spec))
+    return json.dumps(spec, allow_nan=False)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _parse_part(dotted: str, part: str):
+    """`name` or `name[index]` of a dotted path; a SpecError naming the whole path otherwise."""
+    name, index = part, None
+    if "[" in part or "]" in part:
+        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[(\d+)\]", part)
+        if not m:
+            raise SpecError(dotted, f"`{part}` is not a key or key[index] (an index is a whole number >= 0)")
+        name, index = m.group(1), int(m.group(2))
+    elif not part:
+        raise SpecError(dotted, "an empty key between dots")
+    elif not _NAME.match(part):
+        raise SpecError(dotted, f"`{part}` is not a key name (letters, digits and _)")
+    return name, index
 
 
 def set_path(spec: dict, dotted: str, value: Any) -> None:
-    """Sets `a.b[0].c` in a nested spec dict, creating tables as needed."""
+    """Sets `a.b[0].c` in a nested spec dict, creating tables as needed (and one list item at the
+    end of a list). A path that does not fit the spec is a SpecError naming it."""
+    if not isinstance(dotted, str) or not dotted:
+        raise SpecError(str(dotted) or "(root)", "an empty key")
+    parts = [_parse_part(dotted, p) for p in dotted.split(".")]
     cur: Any = spec
-    parts = dotted.split(".")
-    for i, part in enumerate(parts):
-        name, index = part, None
-        if part.endswith("]") and "[" in part:
-            name, idx = part[:-1].split("[", 1)
-            index = int(idx)
+    walked = []
+    for i, (name, index) in enumerate(parts):
         last = i == len(parts) - 1
+        here = ".".join(walked) or "the spec"
+        if not isinstance(cur, dict):
+            raise SpecError(dotted, f"`{here}` is {cur!r:.40}, not a table, so it has no key `{name}`")
+        walked.append(name)
         if index is None:
             if last:
                 cur[name] = value
             else:
                 cur = cur.setdefault(name, {})
+            continue
+        arr = cur.setdefault(name, [])
+        if not isinstance(arr, list):
+            raise SpecError(dotted, f"`{'.'.join(walked)}` is not a list, so `[{index}]` cannot index it")
+        if index > len(arr):
+            raise SpecError(dotted, f"`{'.'.join(walked)}` has {len(arr)} item(s); index {index} is out of range "
+                                    f"(use [{len(arr)}] to add one)")
+        if index == len(arr):
+            arr.append({})
+        walked[-1] = f"{name}[{index}]"
+        if last:
+            arr[index] = value
         else:
-            arr = cur.setdefault(name, [])
-            while len(arr) <= index:
-                arr.append({})
-            if last:
-                arr[index] = value
-            else:
-                cur = arr[index]
+            cur = arr[index]
 
 
 def run(spec: SpecLike, *, progress: bool = False) -> Result:
     """Runs one simulation: `spec` is a dict, a TOML file path (str or Path) or TOML text.
 
-    The interpreter lock is released while it runs. With `progress`, the core prints simulated
-    time and event rate to stderr. Raises SpecError for a bad spec, SimulationError if the run
-    itself fails."""
+    The interpreter lock is released while it runs, and Ctrl-C (KeyboardInterrupt) stops it within
+    milliseconds. With `progress`, the core prints simulated time and event rate to stderr. Raises
+    SpecError for a bad spec, SimulationError if the run itself fails."""
     text = _to_json(as_spec(spec))
     try:
-        raw = _core.run(text, progress)
+        raw = _interruptible(_core.run, text, progress)
     except _core.SpecError as e:
         raise SpecError.from_core(e) from None
     return Result.from_raw(raw)
+
+
+def _interruptible(fn, *args):
+    """Calls `fn(*args, cancel_flag)` so that Ctrl-C stops it. Python handles signals only in the
+    main thread, between bytecodes, and never while the core runs: so the core runs in a helper
+    thread while the main thread waits in short, interruptible steps; on KeyboardInterrupt it sets
+    the flag, which the core checks every few milliseconds, and re-raises once the core stopped."""
+    flag = _core.CancelFlag()
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args, flag)  # no signal ever reaches another thread
+    box: dict = {}
+
+    def work():
+        try:
+            box["value"] = fn(*args, flag)
+        except BaseException as e:  # handed to the caller's thread below
+            box["error"] = e
+
+    t = threading.Thread(target=work, name="dcnsim-run", daemon=True)
+    t.start()
+    try:
+        while t.is_alive():
+            t.join(0.1)
+    except KeyboardInterrupt:
+        flag.set()
+        t.join()
+        raise
+    if "error" in box:
+        raise box.pop("error")
+    return box["value"]
 
 
 def resolve(spec: SpecLike) -> dict:
@@ -132,6 +229,11 @@ def resolve(spec: SpecLike) -> dict:
 
 
 def describe() -> dict:
-    """Protocols, topologies, workloads and shipped CDFs (each {name, summary}), and every
-    parameter as {path, type, unit, default (None when required), doc}."""
-    return json.loads(_core.describe())
+    """Protocols, topologies, workloads, named setups and shipped CDFs (each {name, summary}; a
+    setup also has its tables), and every parameter as {path, type, unit, default (None when
+    required), doc, scope (the protocol a transport key belongs to, else None)}."""
+    from .setups import SETUPS
+
+    d = json.loads(_core.describe())
+    d["setups"] = [{"name": s.name, "summary": s.summary, "tables": s.tables} for s in SETUPS.values()]
+    return d

@@ -26,6 +26,12 @@ def test_flows_table_has_documented_columns_and_consistent_values(small_spec):
     np.testing.assert_allclose(done["slowdown"].to_numpy(), ratio.to_numpy())
     assert (done["slowdown"] >= 1.0).all()
     assert f.loc[f["end_ps"].isna(), "slowdown"].isna().all()
+    # The times again in microseconds, NaN where a flow did not finish.
+    for ps in ["start_ps", "end_ps", "fct_ps", "ideal_fct_ps"]:
+        us = ps.replace("_ps", "_us")
+        assert f[us].dtype == np.float64
+        np.testing.assert_allclose(f[us].to_numpy(), f[ps].to_numpy(dtype="float64", na_value=np.nan) / 1e6)
+    assert f.loc[f["end_ps"].isna(), "end_us"].isna().all()
     assert r.summary["flows"]["started"] == len(f)
     assert r.summary["flows"]["finished"] == len(done)
     # Packet conservation is part of every run's summary.
@@ -183,10 +189,10 @@ def test_spec_errors_are_value_errors_with_field_and_pickle(small_spec):
     assert (raw.value.field, raw.value.message) == (err.field, err.message)
 
 
-def test_values_json_cannot_carry_are_spec_errors(small_spec):
+def test_values_json_cannot_carry_are_spec_errors_naming_the_field(small_spec):
     with pytest.raises(dcnsim.SpecError) as e:
         dcnsim.run(dict(small_spec, duration_us=float("nan")))
-    assert e.value.field == "(root)"
+    assert e.value.field == "duration_us" and "finite" in e.value.message
 
 
 def test_describe_lists_protocols_and_parameters_with_units():

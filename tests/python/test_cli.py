@@ -97,3 +97,16 @@ def test_parameter_reference_doc_is_current():
     doc = Path(__file__).resolve().parents[2] / "docs" / "parameters.md"
     assert doc.read_text() == p.stdout, \
         "docs/parameters.md is stale: run `dcnsim describe --markdown > docs/parameters.md`"
+
+
+def test_csv_writes_the_flow_table_beside_parquet_with_microseconds(tmp_path, small_toml):
+    import pandas as pd
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(small_toml)
+    p = dcnsim("run", str(spec), "--out", str(tmp_path / "o"), "--quiet", "--csv")
+    assert p.returncode == 0, p.stderr
+    csv = pd.read_csv(tmp_path / "o" / "flows.csv")
+    parquet = pd.read_parquet(tmp_path / "o" / "flows.parquet")
+    assert list(csv.columns) == list(parquet.columns) and len(csv) == len(parquet) > 0
+    assert (csv["fct_us"].dropna() * 1e6).round().astype("int64").tolist() == parquet["fct_ps"].dropna().tolist()

@@ -20,9 +20,9 @@ def test_every_run_of_the_ndp_reproductions_is_a_valid_spec(name, quick):
 
 
 def test_fig22_slows_one_direction_and_compares_penalties_at_the_papers_window():
-    runs = [spec for _, spec in repro.get("ndp-fig22").build(False).runs()]
+    runs = [dcnsim.resolve(spec) for _, spec in repro.get("ndp-fig22").build(False).runs()]
     (override,) = {str(s["topology"]["link_overrides"]) for s in runs}
-    assert "'one_way': True" in override and "'rate_gbps': 1.0" in override
+    assert "'one_way': True" in override and "'rate_gbps': 1.0" in override and "'b': 'agg0_0'" in override
     ndp = [(s["transport"]["initial_window_packets"], s["transport"]["path_penalty"])
            for s in runs if s["transport"]["protocol"] == "ndp"]
     assert sorted(ndp) == [(15, False), (15, True), (23, False), (23, True)]

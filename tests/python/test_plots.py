@@ -1,6 +1,7 @@
 """Every standard plot renders from a small real sweep, and what it draws matches the table."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dcnsim import plots
@@ -24,13 +25,17 @@ def sweep_dir(tmp_path_factory):
     return out, df
 
 
-def test_slowdown_by_group(sweep_dir, tmp_path):
+def test_slowdown_by_group_says_what_it_averages(sweep_dir, tmp_path):
     out, df = sweep_dir
     data = plots.slowdown_by_group(df, tmp_path / "s.png")
     assert (tmp_path / "s.png").stat().st_size > 0 and (tmp_path / "s.pdf").stat().st_size > 0
     sub = df[df["protocol"] == "dctcp"]
     row = data[(data["protocol"] == "dctcp") & (data["group"] == "B")].iloc[0]
     assert np.isclose(row["median"], sub["slowdown_B_median"].mean())
+    assert (row["median_min"], row["median_max"]) == (sub["slowdown_B_median"].min(), sub["slowdown_B_median"].max())
+    assert row["median_n"] == 2
+    assert plots._aggregation_note(df, "protocol") == \
+        "each point: mean over 2 runs (varying: workload[0].load); bars: min to max"
 
 
 def test_queue_vs_goodput(sweep_dir, tmp_path):
@@ -39,6 +44,28 @@ def test_queue_vs_goodput(sweep_dir, tmp_path):
     assert len(data) == 4
     merged = data.merge(df, on=["protocol", "goodput_gbps"])
     assert (merged["max_queue_bytes"] == merged["max_switch_bytes_edge"]).all()
+
+
+def test_queue_vs_goodput_joins_only_runs_that_differ_in_load(tmp_path):
+    rows = [{"key": f"k{p}{load}{seed}", "status": "done", "protocol": p, "workload[0].load": load, "seed": seed,
+             "goodput_gbps": 10 * load + seed, "max_switch_bytes": 1000 * seed + load}
+            for p in ("a", "b") for load in (0.3, 0.6, 0.9) for seed in (1, 2)]
+    df = pd.DataFrame(rows)
+    df.attrs["axes"] = ["protocol", "workload[0].load", "seed"]
+    data = plots.queue_vs_goodput(df, tmp_path / "q.png")
+    assert len(data) == 12, "every run is a point"
+    lines = data.groupby(["protocol", "line"])
+    assert len(lines) == 4
+    for _, line in lines:
+        assert line["seed"].nunique() == 1 and list(line["workload[0].load"]) == [0.3, 0.6, 0.9]
+
+
+def test_run_labels_are_unique_per_run():
+    df = pd.DataFrame([{"key": f"key{i}", "protocol": "ndp", "seed": 1, "x": [1, i % 2]} for i in range(3)])
+    df.attrs["axes"] = ["seed", "x"]
+    labels = plots.run_labels(df)
+    assert len(set(labels.values())) == 3
+    assert labels["key0"] == "ndp x=#0 [key0]" and labels["key1"] == "ndp x=#1"
 
 
 def test_queue_by_tier(sweep_dir, tmp_path):
@@ -91,3 +118,18 @@ def test_timeseries_plot(tmp_path):
     assert set(data["name"]) == {"host0", "host1"} and len(data) == 2 * 40
     # A permutation of long flows: after the first RTTs every host receives near line rate.
     assert data[data["time_ps"] > 500_000_000]["value"].min() > 8.0
+
+
+def test_cli_fct_cdf_draws_one_curve_per_run(sweep_dir, tmp_path, capsys):
+    from dcnsim.cli import main
+
+    out, df = sweep_dir
+    assert main(["plot", "fct-cdf", str(out), "--out", str(tmp_path / "c.png")]) == 0
+    assert "4 curves, one per run" in capsys.readouterr().out
+    labels = plots.run_labels(df)
+    assert len(set(labels.values())) == len(df) == 4
+    expected = [f"{p} workload[0].load={x:g}" for p in ("dctcp", "newreno") for x in (0.3, 0.6)]
+    assert sorted(labels.values()) == sorted(expected)
+    # With --label naming a column that does not tell the runs apart, runs still get their own curve.
+    assert main(["plot", "throughput", str(out), "--out", str(tmp_path / "d.png"), "--label", "protocol"]) == 0
+    assert "4 curves, one per run" in capsys.readouterr().out

@@ -126,7 +126,7 @@ def test_killed_sweep_resumes_with_only_the_missing_runs(tmp_path):
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     store = Store(out)
-    keys = [r["key"] for r in store.read_sweep()["runs"]]
+    keys = [r["key"] for r in store.read_sweeps()[0]["runs"]]
     done_before = {k for k in keys if store.is_done(k)}
     assert 1 <= len(done_before) < 6, f"kill landed after {len(done_before)} runs"
     # Partial writes never look finished: every run directory that exists has DONE.

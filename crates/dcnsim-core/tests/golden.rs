@@ -27,7 +27,7 @@ fn workloads(cdf: &str, load: f64, incast_bytes: u64) -> String {
 fn golden_spec(protocol: &str) -> String {
     let head = "seed = 7\nduration_us = 1500.0\n[measure]\nwarmup_us = 100.0\n";
     match protocol {
-        "dctcp" | "newreno" => format!(
+        "dctcp" | "newreno" | "swift" => format!(
             "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 10.0\n\
              core_rate_gbps = 10.0\n[queue]\nlimit_packets = 40\necn = \"step\"\necn_k_packets = 20\n\
              [transport]\nprotocol = \"{protocol}\"\n{}",
@@ -76,7 +76,8 @@ const GOLDEN: &[(&str, u64)] = &[
     ("newreno", 0x8999_a65b_18d8_7205),
     ("ndp", 0xabea_1e9f_1a77_9ff4),
     ("phost", 0x2bf6_d3dc_a732_3d50),
-    ("sird", 0xbb54_39d0_4214_90a2),
+    ("swift", 0x8759_2cb4_5d06_a1f6),
+    ("sird", 0x6a94_7181_bd45_15b4),
 ];
 
 #[test]

@@ -103,6 +103,7 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             )
         }
         "newreno" => (format!("limit_packets = {}\n", 10 + rng.below(200)), &["ecmp", "spray"]),
+        "swift" => (format!("limit_packets = {}\n", 10 + rng.below(200)), &["ecmp", "spray"]),
         "ndp" => (
             "priorities = 2\nlimit_packets = 8\ntrim = true\nscheduling = \"wrr\"\nwrr_weights = [10, 1]\n".into(),
             &["source", "spray"],

@@ -2,7 +2,8 @@
 //! (or within one RTT of) the exact ideal, informed overcommitment rescuing the receivers of a
 //! congested sender (Fig. 10), B bounding the receiver's downlink queue (section 4.2), the network
 //! loop holding a shared core link near NThr (section 4.3), less queuing than DCTCP at the same
-//! load (section 5.2), receiver policies, and loss recovery on drop-tail buffers.
+//! load (section 5.2), receiver policies, loss recovery on drop-tail buffers, and the rules taken
+//! from the authors' simulator (issue 18), each against its alternative.
 mod common;
 use common::*;
 use dcnsim_core::scenario::RunOutput;
@@ -45,6 +46,12 @@ fn flow_list(name: &str, flows: &[(u32, u32, u64, f64)]) -> String {
     format!("[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", f.display())
 }
 
+/// The largest payload whose wire bytes (64 B of headers per packet of up to 1436 B) fit in
+/// `limit` bytes.
+fn largest_unscheduled(limit: u64) -> u64 {
+    (1..=limit).rev().find(|&s| s + 64 * s.div_ceil(1436) <= limit).unwrap()
+}
+
 fn counter(out: &RunOutput, name: &str) -> u64 {
     out.summary["transport"][name].as_u64().unwrap_or_else(|| panic!("no counter {name}"))
 }
@@ -70,7 +77,9 @@ fn a_lone_message_up_to_unscht_is_exactly_ideal() {
         (PAPER_LS, 91_410u64),
         ("kind = \"single_switch\"\nhosts = 3\nhost_rate_gbps = 10.0\nhost_delay_us = 1.0", 8_128),
     ] {
-        for size in [1u64, 1000, 1436, 1437, bdp / 2, bdp - 1000, bdp] {
+        // UnschT counts wire bytes (1436 B of payload per 1500 B packet), as the reference does.
+        let largest = largest_unscheduled(bdp);
+        for size in [1u64, 1000, 1436, 1437, bdp / 2, largest - 1000, largest] {
             for (dst, lb) in [(1, "ecmp"), (2, "ecmp"), (2, "spray")] {
                 let wl = flow_list(&format!("sird-lone-{size}-{dst}-{bdp}-{lb}"), &[(0, dst, size, 3.0)]);
                 let out = run_checked(&sird_spec_lb(lb, topo, SIRD_QUEUE, "", &wl, 10_000.0, 0.0));
@@ -119,8 +128,10 @@ fn a_lone_scheduled_message_finishes_within_one_rtt_of_ideal() {
 
 #[test]
 fn with_unscht_above_bdp_the_unscheduled_prefix_hides_the_credit_round_trip() {
-    // UnschT = 3 BDP: the first BDP goes unscheduled, its first packet asks for the rest, and the
-    // credits arrive just as the prefix ends: the message is exactly ideal.
+    // UnschT = 3 BDP: the first SBmax = 1 BDP of wire bytes goes unscheduled in whole packets
+    // (91,410 / 1,500: 60 packets, as the reference), its first packet asks for the rest, and the
+    // credits arrive as the prefix ends: the message is ideal but for the 1,410 B the prefix falls
+    // short of a BDP (113 ns at 100 Gb/s, under one packet time).
     for size in [150_000u64, 250_000] {
         let out = run_checked(&sird_spec(
             PAPER_LS,
@@ -130,10 +141,12 @@ fn with_unscht_above_bdp_the_unscheduled_prefix_hides_the_credit_round_trip() {
             10_000.0,
             0.0,
         ));
-        assert_eq!(fcts(&out)[0], u64s(&out.flows, "ideal_fct_ps")[0], "{size} B");
-        let prefix = 91_410u64.div_ceil(1436);
+        let (fct, ideal) = (fcts(&out)[0], u64s(&out.flows, "ideal_fct_ps")[0]);
+        assert!(fct >= ideal && fct - ideal < 120_000, "{size} B: fct {fct} ps, ideal {ideal} ps");
+        let prefix = 91_410u64 / 1500;
         assert_eq!(counter(&out, "unscheduled_packets_sent"), prefix);
         assert_eq!(counter(&out, "credits_sent"), size.div_ceil(1436) - prefix);
+        assert_eq!(counter(&out, "credit_requests_sent"), 0);
     }
 }
 
@@ -305,4 +318,120 @@ fn runs_are_deterministic() {
     let b = run_checked(&sird_spec(topo, "priorities = 2\nlimit_packets = 20", "", wl, 100_000.0, 0.0));
     assert_eq!(opt_u64s(&a.flows, "end_ps"), opt_u64s(&b.flows, "end_ps"));
     assert_eq!(a.summary["transport"], b.summary["transport"]);
+}
+
+// The authors' simulator's rules where the paper's text leaves a choice (issue 18), each against
+// the alternative on one small scenario.
+
+#[test]
+fn unscht_counts_wire_bytes_unless_told_payload() {
+    // 90,000 B of payload is 94,032 B on the wire: below UnschT = BDP = 91,410 B in payload bytes,
+    // above it in wire bytes (the reference's `add_header_overhead(size) <= UnschT`).
+    let wl = flow_list("sird-unscht-wire", &[(0, 3, 90_000, 3.0)]);
+    let run = |counts: &str| {
+        run_checked(&sird_spec(PAPER_LS, SIRD_QUEUE, &format!("unsch_thr_counts = \"{counts}\""), &wl, 1000.0, 0.0))
+    };
+    let (wire, payload) = (run("wire"), run("payload"));
+    assert_eq!(counter(&wire, "unscheduled_packets_sent"), 0);
+    assert_eq!(counter(&wire, "credit_requests_sent"), 1);
+    // Counted in payload, it goes unscheduled up to SBmax in whole packets (91,410 / 1,500 = 60);
+    // its first packet asks for the other 3.
+    assert_eq!(counter(&payload, "unscheduled_packets_sent"), 60);
+    assert_eq!(counter(&payload, "credits_sent"), 90_000u64.div_ceil(1436) - 60);
+    assert_eq!(counter(&payload, "credit_requests_sent"), 0);
+    // Scheduled, the message pays the credit round trip.
+    let rtt = wire.summary["base_rtt_ps"].as_u64().unwrap();
+    assert!(fcts(&wire)[0] > fcts(&payload)[0] && fcts(&wire)[0] - fcts(&payload)[0] <= rtt);
+}
+
+#[test]
+fn unscheduled_self_credit_is_capped_by_the_credit_already_held() {
+    // Two 60,000 B messages (62,688 B on the wire) start together to one receiver. Whole
+    // prefixes: both go unscheduled, 125 KB at once. The reference's cap: the second may
+    // self-credit only SBmax less what the sender already holds for that receiver, in whole
+    // packets (91,410 - 62,688 + the 1,500 B already sent = 30,222 B: 20 packets); its first
+    // packet asks for the rest.
+    let wl = flow_list("sird-unsch-cap", &[(0, 3, 60_000, 3.0), (0, 3, 60_000, 3.0)]);
+    let run = |prefix: &str| {
+        run_checked(&sird_spec(PAPER_LS, SIRD_QUEUE, &format!("unscheduled_prefix = \"{prefix}\""), &wl, 1000.0, 0.0))
+    };
+    let (capped, whole) = (run("capped"), run("whole"));
+    let packets = 60_000u64.div_ceil(1436);
+    assert_eq!(counter(&whole, "unscheduled_packets_sent"), 2 * packets);
+    assert_eq!(counter(&whole, "credits_sent"), 0);
+    assert_eq!(counter(&capped, "unscheduled_packets_sent"), packets + 20);
+    assert_eq!(counter(&capped, "credits_sent"), packets - 20);
+    assert_eq!(counter(&capped, "credit_requests_sent"), 0, "the first unscheduled packet asks");
+}
+
+#[test]
+fn csn_needs_two_messages_with_unsent_data_not_two_receivers() {
+    // Unscheduled self-credit counts as credit held. Two 60 KB messages to one receiver hold
+    // ~91 KB > SThr = 45.7 KB: the reference (`num_outbound() >= 2`) marks csn, the two-receivers
+    // rule does not; one message alone (62.7 KB held) is never marked.
+    let run = |name: &str, flows: &[(u32, u32, u64, f64)], rule: &str| {
+        let out = run_checked(&sird_spec(
+            PAPER_LS,
+            SIRD_QUEUE,
+            &format!("csn_requires = \"{rule}\""),
+            &flow_list(name, flows),
+            1000.0,
+            0.0,
+        ));
+        counter(&out, "csn_marked_packets")
+    };
+    let two = [(0, 3, 60_000, 3.0), (0, 3, 60_000, 3.0)];
+    assert!(run("sird-csn-two", &two, "two_messages") > 0);
+    assert_eq!(run("sird-csn-two", &two, "two_receivers"), 0);
+    assert_eq!(run("sird-csn-one", &[(0, 3, 60_000, 3.0)], "two_messages"), 0);
+}
+
+#[test]
+fn receiver_srpt_orders_by_bytes_still_to_receive() {
+    // BDP = 253 KB (100 Gb/s, 5 us host links). A 1 MB message to host 0 has run for 44 us when
+    // a 500 KB one joins: the first has a little over 500 KB still to receive, of which up to
+    // 1 BDP is credited and in flight, so under 500 KB still to credit. The reference orders by
+    // bytes still to receive and switches to the newcomer; by packets still to credit the first
+    // keeps the link.
+    let topo = "kind = \"single_switch\"\nhosts = 3\nhost_rate_gbps = 100.0\nhost_delay_us = 5.0";
+    let wl = flow_list("sird-srpt-key", &[(1, 0, 1_000_000, 1.0), (2, 0, 500_000, 45.0)]);
+    let ends = |key: &str| {
+        let out = run_checked(&sird_spec(
+            topo,
+            "priorities = 2",
+            &format!("receiver_srpt_key = \"{key}\""),
+            &wl,
+            10_000.0,
+            0.0,
+        ));
+        let (f, start) = (fcts(&out), [1_000_000u64, 45_000_000]);
+        (f[0] + start[0], f[1] + start[1])
+    };
+    let (old_end, new_end) = ends("bytes_to_receive");
+    assert!(new_end < old_end, "bytes to receive: the newcomer first ({new_end} vs {old_end} ps)");
+    let (old_end, new_end) = ends("packets_to_credit");
+    assert!(old_end < new_end, "packets to credit: the first message first ({old_end} vs {new_end} ps)");
+}
+
+#[test]
+fn fig10_needs_the_receivers_to_keep_crediting_the_congested_sender() {
+    // Fig. 10's loss comes from receivers that keep crediting host 0. SRPT does so only while host
+    // 0's messages are the shorter: with equal sizes it hands each downlink to the newcomer, which
+    // fills it with or without informed overcommitment. Round robin credits both whatever the
+    // sizes, and informed overcommitment again recovers the links.
+    let topo = "kind = \"single_switch\"\nhosts = 9\nhost_rate_gbps = 10.0\nhost_delay_us = 2.0";
+    let goodput = |name: &str, first: u64, policy: &str, sthr: &str| {
+        let mut flows: Vec<(u32, u32, u64, f64)> = (1..=4).map(|r| (0, r, first, 0.0)).collect();
+        flows.extend((1..=4).map(|r| (4 + r, r, 200_000_000, 100.0)));
+        let transport = format!("receiver_policy = \"{policy}\"\nsthr_bdp = {sthr}");
+        let out = run_checked(&sird_spec(topo, "priorities = 2", &transport, &flow_list(name, &flows), 3000.0, 1000.0));
+        out.summary["goodput_gbps"].as_f64().unwrap()
+    };
+    let max = 40.0 * 1436.0 / 1500.0;
+    let equal_blind = goodput("sird-fig10-equal", 200_000_000, "srpt", "1e9");
+    assert!(equal_blind > 0.99 * max, "equal sizes, SRPT, SThr = inf: {equal_blind:.2} Gb/s");
+    let rr_informed = goodput("sird-fig10-rr", 100_000_000, "round_robin", "0.5");
+    let rr_blind = goodput("sird-fig10-rr", 100_000_000, "round_robin", "1e9");
+    println!("equal sizes SRPT SThr = inf: {equal_blind:.2}; round robin: {rr_informed:.2} vs {rr_blind:.2} Gb/s");
+    assert!(rr_informed > 0.95 * max && rr_blind < 30.0, "round robin: {rr_informed:.2} vs {rr_blind:.2} Gb/s");
 }

@@ -3,25 +3,32 @@
 //! crosses as one Python object per row: numbers go as little-endian bytes that numpy wraps with
 //! `frombuffer`, strings as their distinct values plus integer codes. The Python package
 //! (`dcnsim.result`) turns these into DataFrames.
+//!
+//! A panic inside the core (a dcnsim bug) never crosses into Python as pyo3's PanicException (a
+//! BaseException that sweeps cannot catch or pickle): it becomes a SimulationError naming it.
+//! A run can be stopped from another thread through a `CancelFlag`.
 
 use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use dcnsim_core::metrics::table::{Column, Table};
 use dcnsim_core::scenario::{self, RunError, RunOptions};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 create_exception!(
-    _core,
+    dcnsim._core,
     SpecError,
     PyValueError,
     "A malformed or impossible spec. `field` is the dotted path of the offending key \
      (e.g. `workload[0].load`), `message` says what is wrong with it."
 );
 create_exception!(
-    _core,
+    dcnsim._core,
     SimulationError,
     PyRuntimeError,
     "A run that failed for a reason other than its spec: an internal invariant was violated \
@@ -42,6 +49,46 @@ fn to_py_err(py: Python<'_>, e: RunError) -> PyErr {
         RunError::Spec(s) => spec_error(py, &s.field, &s.message),
         RunError::Invariant(m) => SimulationError::new_err(format!("invariant violated: {m}")),
         RunError::Io(m) => SimulationError::new_err(m),
+        RunError::Cancelled => PyKeyboardInterrupt::new_err("the run was cancelled"),
+    }
+}
+
+/// Runs `f`, turning a panic into a SimulationError that carries the panic's message.
+fn guarded<T>(py: Python<'_>, f: impl FnOnce() -> Result<T, RunError> + Send) -> PyResult<T>
+where
+    T: Send,
+{
+    match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
+        Ok(r) => r.map_err(|e| to_py_err(py, e)),
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(no message)".into());
+            Err(SimulationError::new_err(format!("internal error (a dcnsim bug, please report it): panic: {what}")))
+        }
+    }
+}
+
+/// Set it (from any thread) to stop the run it was given to within a few milliseconds; the run
+/// then raises KeyboardInterrupt.
+#[pyclass(frozen)]
+struct CancelFlag(Arc<AtomicBool>);
+
+#[pymethods]
+impl CancelFlag {
+    #[new]
+    fn new() -> Self {
+        CancelFlag(Arc::new(AtomicBool::new(false)))
+    }
+
+    fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -112,14 +159,20 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
 /// Runs a spec given as JSON text. Returns a dict: "flows", "ports", "switches", "timeseries",
 /// "trace" and "flow_state" are tables ({column: encoded column}, see `column`), "summary" and "spec" (the spec with every
 /// default filled in) are JSON text. Raises SpecError for a bad spec, SimulationError otherwise.
-/// With `progress`, the core prints simulated time and event rate to stderr as it goes.
+/// With `progress`, the core prints simulated time and event rate to stderr as it goes; setting
+/// `cancel` stops the run (KeyboardInterrupt).
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress = false))]
-fn run<'py>(py: Python<'py>, spec_json: &str, progress: bool) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (spec_json, progress = false, cancel = None))]
+fn run<'py>(
+    py: Python<'py>,
+    spec_json: &str,
+    progress: bool,
+    cancel: Option<&Bound<'py, CancelFlag>>,
+) -> PyResult<Bound<'py, PyDict>> {
     let spec = parse(spec_json)?;
-    let opts = RunOptions { progress };
-    // Release the interpreter lock: other Python threads keep running during a long simulation.
-    let out = py.detach(|| scenario::run(&spec, &opts)).map_err(|e| to_py_err(py, e))?;
+    let opts = RunOptions { progress, cancel: cancel.map(|c| c.get().0.clone()) };
+    // The interpreter lock is released: other Python threads keep running during a long simulation.
+    let out = guarded(py, || scenario::run(&spec, &opts))?;
     let d = PyDict::new(py);
     d.set_item("flows", table(py, &out.flows)?)?;
     d.set_item("ports", table(py, &out.ports)?)?;
@@ -137,7 +190,14 @@ fn run<'py>(py: Python<'py>, spec_json: &str, progress: bool) -> PyResult<Bound<
 #[pyfunction]
 fn resolve(py: Python<'_>, spec_json: &str) -> PyResult<String> {
     let spec = parse(spec_json)?;
-    scenario::read_spec(&spec).map(|(_, resolved)| resolved.to_string()).map_err(|e| to_py_err(py, e))
+    guarded(py, || scenario::read_spec(&spec).map(|(_, resolved)| resolved.to_string()))
+}
+
+/// Panics inside the same guard as `run`: lets tests check that a panic in the core surfaces as a
+/// SimulationError (and that sweeps record it) without a real bug to trigger one.
+#[pyfunction]
+fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
+    guarded(py, || -> Result<(), RunError> { panic!("{message}") })
 }
 
 /// Every protocol, topology, workload, shipped CDF and parameter, as JSON text.
@@ -171,6 +231,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    m.add_class::<CancelFlag>()?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", dcnsim_core::VERSION)?;

@@ -1,32 +1,32 @@
-"""Spec fragments shared by reproductions."""
+"""Spec fragments and helpers shared by reproductions. Protocol set-ups come from dcnsim.setups."""
+
+from ..setups import NDP_PAPER_NET
 
 
 def fat_tree(k: int, gbps: float = 10.0) -> dict:
     return {"kind": "fat_tree", "k": k, "host_rate_gbps": gbps, "host_delay_us": 1.0, "core_delay_us": 1.0}
 
 
+def paper_base(setup: str, k: int, duration_us: float, warmup_us: float) -> dict:
+    """A fat tree run with a named setup (dcnsim.setups); axes may switch the setup."""
+    return {"seed": 1, "duration_us": duration_us, "measure": {"warmup_us": warmup_us}, "topology": fat_tree(k),
+            "setup": setup}
+
+
 def ndp_base(k: int, duration_us: float, warmup_us: float) -> dict:
-    """NDP as the paper evaluates it: 9 KB packets, 8-packet trimming queues, WRR 10:1, IW 30."""
-    return {
-        "seed": 1, "duration_us": duration_us, "measure": {"warmup_us": warmup_us},
-        "net": {"mtu_bytes": 9000, "header_bytes": 64, "control_bytes": 64},
-        "topology": fat_tree(k),
-        "queue": {"priorities": 2, "limit_packets": 8, "trim": True, "scheduling": "wrr", "wrr_weights": [10, 1]},
-        "routing": {"load_balancing": "source"},
-        "transport": {"protocol": "ndp", "initial_window_packets": 30},
-    }
+    """NDP as the paper evaluates it (setup "ndp-paper"): 9 KB packets, 8-packet trimming queues,
+    WRR 10:1, source routing, IW 30."""
+    return paper_base("ndp-paper", k, duration_us, warmup_us)
 
 
 def dctcp_like_ndp_paper(k: int, duration_us: float, warmup_us: float) -> dict:
-    """DCTCP as the NDP paper runs it: 200-packet queues, K = 30 packets, per-flow ECMP."""
-    return {
-        "seed": 1, "duration_us": duration_us, "measure": {"warmup_us": warmup_us},
-        "net": {"mtu_bytes": 9000, "header_bytes": 64},
-        "topology": fat_tree(k),
-        "queue": {"limit_packets": 200, "ecn": "step", "ecn_k_packets": 30},
-        "routing": {"load_balancing": "ecmp"},
-        "transport": {"protocol": "dctcp", "initial_window_packets": 10},
-    }
+    """DCTCP as the NDP paper runs it (setup "dctcp-ndp-paper"): 200-packet queues, K = 30 packets, ECMP."""
+    return paper_base("dctcp-ndp-paper", k, duration_us, warmup_us)
+
+
+def phost_base(k: int, duration_us: float, warmup_us: float) -> dict:
+    """pHost as the NDP paper runs it (setup "phost-ndp-paper"): 8-packet drop-tail queues, spraying."""
+    return paper_base("phost-ndp-paper", k, duration_us, warmup_us)
 
 
 def table(rows, header) -> str:
@@ -35,26 +35,20 @@ def table(rows, header) -> str:
     return "\n".join([fmt.format(*header)] + [fmt.format(*map(str, r)) for r in rows])
 
 
-def phost_base(k: int, duration_us: float, warmup_us: float) -> dict:
-    """pHost as the NDP paper runs it: 8-packet drop-tail queues, per-packet spraying, no trimming."""
-    s = ndp_base(k, duration_us, warmup_us)
-    s["queue"] = {"priorities": 2, "limit_packets": 8}
-    s["routing"] = {"load_balancing": "spray"}
-    s["transport"] = {"protocol": "phost"}
-    return s
-
-
-SETUP_KEYS = ["transport", "queue", "routing", "net"]
-
-
-def setups_axis(*specs) -> dict:
-    """A zipped axis that switches between whole protocol setups."""
-    return {",".join(SETUP_KEYS): [[s[k] for k in SETUP_KEYS] for s in specs]}
-
-
-def incast_optimum_us(senders: int, size: int, mtu: int = 9000, header: int = 64, gbps: float = 10.0) -> float:
+def incast_optimum_us(senders: int, size: int, mtu: int = NDP_PAPER_NET["mtu_bytes"],
+                      header: int = NDP_PAPER_NET["header_bytes"], gbps: float = 10.0) -> float:
     """The receiver's link busy with every packet of every flow exactly once (the NDP paper's optimum)."""
     mss = mtu - header
     full, rest = divmod(size, mss)
     wire = full * mtu + (rest + header if rest else 0)
     return senders * wire * 8 / (gbps * 1e3)
+
+
+def done(df, **where):
+    """The finished runs matching column == value for each keyword; an error if there is none."""
+    d = df[df["status"] == "done"]
+    for k, v in where.items():
+        d = d[d[k] == v]
+    if d.empty:
+        raise LookupError(f"no finished run with {where}")
+    return d

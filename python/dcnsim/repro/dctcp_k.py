@@ -1,22 +1,17 @@
 """DCTCP's marking threshold trade-off (Alizadeh et al., SIGCOMM'10, section 3.3): a larger K
 means a longer queue for no more throughput once K exceeds about C x RTT / 7."""
 
-import os
-import tempfile
-
 from ..sweep.spec import SweepSpec
-from .base import Repro
-from .common import table
+from .base import Check, Repro
+from .common import done, table
+
+# The payload share of the wire, 1436/1500: the most goodput a saturated 10 Gb/s link gives.
+CEILING = 1436 / 1500
 
 
 def build(quick: bool) -> SweepSpec:
     # Four long flows from the left side to the right side share the 10 Gb/s bottleneck.
-    path = os.path.join(tempfile.gettempdir(), "dcnsim-dctcp-k-flows.csv")
-    with open(path, "w") as fh:
-        fh.write("src,dst,size_bytes,start_us\n")
-        for i in range(4):
-            fh.write(f"{i},{4 + i},{10**11},{i * 10.0}\n")
-    flows = [{"kind": "flow_list", "path": path}]
+    flows = [{"kind": "flow_list", "flows": [[i, 4 + i, 10**11, i * 10.0] for i in range(4)]}]
     base = {
         "seed": 1, "duration_us": 20000.0 if quick else 100000.0, "measure": {"warmup_us": 5000.0},
         "topology": {"kind": "dumbbell", "hosts_per_side": 4, "host_rate_gbps": 10.0, "bottleneck_rate_gbps": 10.0,
@@ -26,6 +21,17 @@ def build(quick: bool) -> SweepSpec:
         "workload": flows,
     }
     return SweepSpec(base=base, axes={"queue.ecn_k_packets": [1, 3, 10, 65, 200]}, name="dctcp-k")
+
+
+def _goodput_fraction(df, k):
+    return done(df, **{"queue.ecn_k_packets": k})["goodput_gbps"].iloc[0] / 10.0
+
+
+# The paper: full throughput once K exceeds about C x RTT / 7 (7 packets here).
+CHECKS = [
+    Check("bottleneck goodput at K = 65 (of 10 Gb/s)", CEILING, 0.02, lambda df, out: _goodput_fraction(df, 65)),
+    Check("bottleneck goodput at K = 10 (of 10 Gb/s)", CEILING, 0.03, lambda df, out: _goodput_fraction(df, 10)),
+]
 
 
 def report(df, out: str) -> str:
@@ -42,4 +48,5 @@ def report(df, out: str) -> str:
             + table(rows, ["K (packets)", "bottleneck goodput (of 10 Gb/s)", "max switch queue (packets)"]))
 
 
-REPRO = Repro("dctcp-k", "DCTCP marking threshold K: queue vs throughput", "DCTCP SIGCOMM'10 s3.3", build, report)
+REPRO = Repro("dctcp-k", "DCTCP marking threshold K: queue vs throughput", "DCTCP SIGCOMM'10 s3.3", build, report,
+              CHECKS)

@@ -3,8 +3,8 @@ sizes. IW >= 20 packets fills the network; 6-packet buffers slightly underutilis
 8 packets give > 95%; a larger IW costs a little (more trimming)."""
 
 from ..sweep.spec import SweepSpec
-from .base import Repro
-from .common import ndp_base, table
+from .base import Check, Repro
+from .common import done, ndp_base, table
 
 
 def build(quick: bool) -> SweepSpec:
@@ -14,6 +14,18 @@ def build(quick: bool) -> SweepSpec:
     return SweepSpec(base=base, axes={"queue.limit_packets": [6, 8, 15],
                                       "transport.initial_window_packets": [1, 5, 10, 15, 20, 30, 50]},
                      name="ndp-fig17")
+
+
+def _utilisation(df, iw, buffer):
+    d = done(df, **{"transport.initial_window_packets": iw, "queue.limit_packets": buffer})
+    return d["goodput_normalized"].iloc[0]
+
+
+CHECKS = [
+    Check("utilisation, IW 30, 8-packet buffers", 0.96, 0.04, lambda df, out: _utilisation(df, 30, 8)),
+    Check("utilisation, IW 30, 6-packet buffers", 0.90, 0.08, lambda df, out: _utilisation(df, 30, 6)),
+    Check("utilisation, IW 20, 15-packet buffers", 0.96, 0.04, lambda df, out: _utilisation(df, 20, 15)),
+]
 
 
 def report(df, out: str) -> str:
@@ -38,4 +50,5 @@ def report(df, out: str) -> str:
             + table(rows, ["IW", *(f"{q} pkts" for q in pivot.columns)]))
 
 
-REPRO = Repro("ndp-fig17", "NDP sensitivity: initial window x switch buffer", "NDP SIGCOMM'17 Fig. 17", build, report)
+REPRO = Repro("ndp-fig17", "NDP sensitivity: initial window x switch buffer", "NDP SIGCOMM'17 Fig. 17", build, report,
+              CHECKS)

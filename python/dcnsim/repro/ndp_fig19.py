@@ -2,32 +2,38 @@
 to host 2 on the same ToR. With NDP the long flow dips for less than a millisecond (the first RTT
 of the incast is trimmed, then pulls pace it); with DCTCP both suffer longer."""
 
-import os
-import tempfile
-
 from ..sweep.spec import SweepSpec
-from .base import Repro
-from .common import dctcp_like_ndp_paper, ndp_base, table
+from .base import Check, Repro
+from .common import done, ndp_base, table
 
 
 def build(quick: bool) -> SweepSpec:
     k = 8 if quick else 12  # 4 or 6 hosts per ToR; hosts 1 and 2 share ToR 0
     hosts = k ** 3 // 4
     per_tor = k // 2
-    path = os.path.join(tempfile.gettempdir(), f"dcnsim-ndp-fig19-k{k}.csv")
-    with open(path, "w") as fh:
-        fh.write("src,dst,size_bytes,start_us\n")
-        fh.write(f"{hosts - 1},1,{1 << 40},0\n")  # the long flow, from another pod
-        senders = [h for h in range(per_tor, hosts - 1)][:64]
-        for s in senders:
-            fh.write(f"{s},2,900000,2000\n")
-    keys = ["transport", "queue", "routing", "net"]
+    flows = [[hosts - 1, 1, 1 << 40, 0.0]]  # the long flow, from another pod
+    flows += [[s, 2, 900_000, 2000.0] for s in list(range(per_tor, hosts - 1))[:64]]
     base = ndp_base(k, 12000.0, 0.0)
-    base["workload"] = [{"kind": "flow_list", "path": path}]
+    base["workload"] = [{"kind": "flow_list", "flows": flows}]
     base["metrics"] = {"sample_interval_us": 100.0}
-    dctcp = dctcp_like_ndp_paper(k, 12000.0, 0.0)
-    return SweepSpec(base=base, axes={",".join(keys): [[base[x] for x in keys], [dctcp[x] for x in keys]]},
-                     name="ndp-fig19")
+    return SweepSpec(base=base, axes={"setup": ["ndp-paper", "dctcp-ndp-paper"]}, name="ndp-fig19")
+
+
+def _ms_below(df, out, protocol):
+    """Time the long flow spends below 80% of its rate before the incast (ms)."""
+    import pandas as pd
+
+    from ..sweep.store import Store
+
+    key = done(df, protocol=protocol)["key"].iloc[0]
+    ts = pd.read_parquet(Store(out, create=False).run_dir(key) / "timeseries.parquet")
+    h1 = ts[(ts["series"] == "host_rx_gbps") & (ts["name"] == "host1")]
+    before = h1[(h1["time_ps"] > 1_000_000_000) & (h1["time_ps"] <= 2_000_000_000)]["value"].mean()
+    during = h1[(h1["time_ps"] > 2_000_000_000) & (h1["time_ps"] <= 12_000_000_000)]
+    return float((during["value"] < 0.8 * before).sum()) * 0.1
+
+
+CHECKS = [Check("NDP: ms the long flow spends below 80%", 0.5, 0.5, lambda df, out: _ms_below(df, out, "ndp"))]
 
 
 def report(df, out: str) -> str:
@@ -57,4 +63,4 @@ def report(df, out: str) -> str:
 
 
 REPRO = Repro("ndp-fig19", "NDP collateral damage of an incast on a nearby flow", "NDP SIGCOMM'17 Figs. 18-19",
-              build, report)
+              build, report, CHECKS)

@@ -9,28 +9,30 @@ The paper's figure uses an initial window of 15 packets; htsim's published examp
 rates: without penalties 14 flows at 4.1-4.9 Gb/s, the rest above 9.5; with them slowest 9.2)."""
 
 from ..sweep.spec import SweepSpec
-from .base import Repro
-from .common import dctcp_like_ndp_paper, ndp_base, setups_axis, table
+from .base import Check, Repro
+from .common import done, ndp_base, table
+
+AXIS = "setup,transport"
 
 
-def _ndp(iw: int, penalty: bool, dur: float, warmup: float) -> dict:
-    s = ndp_base(8, dur, warmup)
-    s["transport"] = dict(s["transport"], initial_window_packets=iw, path_penalty=penalty, min_rto_us=50000.0)
-    return s
+def _ndp(iw: int, penalty: bool) -> list:
+    """The paper's NDP setup with this initial window and path penalties on or off."""
+    return ["ndp-paper", {"initial_window_packets": iw, "path_penalty": penalty, "min_rto_us": 50000.0}]
 
 
 def build(quick: bool) -> SweepSpec:
     # Penalties need > 100 feedback samples on the slow path, which at 1 Gb/s takes tens of ms.
     dur, warmup = (80000.0, 40000.0) if quick else (200000.0, 100000.0)
-    setups = [_ndp(15, True, dur, warmup), _ndp(15, False, dur, warmup)]
+    variants = [_ndp(15, True), _ndp(15, False)]
     if not quick:
-        setups += [_ndp(23, True, dur, warmup), _ndp(23, False, dur, warmup)]
-    setups.append(dctcp_like_ndp_paper(8, dur, warmup))
-    base = dict(setups[0])
+        variants += [_ndp(23, True), _ndp(23, False)]
+    variants.append(["dctcp-ndp-paper", {}])
+    base = ndp_base(8, dur, warmup)
     base["workload"] = [{"kind": "permutation", "size_bytes": 10**11}]
-    base["topology"] = dict(base["topology"],
-                            link_overrides=[{"a": "core0", "b": "agg0_0", "rate_gbps": 1.0, "one_way": True}])
-    return SweepSpec(base=base, axes=setups_axis(*setups), name="ndp-fig22")
+    slow = [{"a": "core0", "b": "agg0_0", "rate_gbps": 1.0, "one_way": True}]
+    base["topology"] = dict(base["topology"], link_overrides=slow)
+    # A setup with the spec's own transport keys merged over it, zipped: one axis of variants.
+    return SweepSpec(base=base, axes={AXIS: variants}, name="ndp-fig22")
 
 
 def label(protocol: str, transport: dict) -> str:
@@ -40,13 +42,31 @@ def label(protocol: str, transport: dict) -> str:
     return f"ndp (IW {transport['initial_window_packets']}{pen})"
 
 
+def _flows_below(df, out, iw, penalty, gbps=5.0):
+    """Flows under `gbps` for the NDP variant with this IW and penalty setting."""
+    from ..sweep import load_flows, load_summary
+
+    for _, r in done(df, protocol="ndp").iterrows():
+        t = r[AXIS][1]
+        if t["initial_window_packets"] == iw and t["path_penalty"] == penalty:
+            secs = load_summary(out, r["key"])["window_ps"] / 1e12
+            return float((load_flows(out, r["key"])["window_bytes"] * 8 / secs / 1e9 < gbps).sum())
+    raise LookupError(f"no finished NDP run with IW {iw}, path_penalty {penalty}")
+
+
+CHECKS = [
+    Check("NDP IW 15 with penalties: flows < 5 Gb/s", 0, 0, lambda df, out: _flows_below(df, out, 15, True)),
+    Check("NDP IW 15 without penalties: flows < 5 Gb/s", 15, 3, lambda df, out: _flows_below(df, out, 15, False)),
+]
+
+
 def report(df, out: str) -> str:
     from ..plots import sorted_throughput
     from ..sweep import load_flows, load_summary
 
     flows, windows = {}, {}
     for _, r in df[df["status"] == "done"].iterrows():
-        name = label(r["protocol"], r["transport,queue,routing,net"][0])
+        name = label(r["protocol"], r[AXIS][1])
         flows[name] = load_flows(out, r["key"])
         windows[name] = load_summary(out, r["key"])["window_ps"]
     data = sorted_throughput(flows, windows, f"{out}/ndp_fig22.png")
@@ -58,4 +78,4 @@ def report(df, out: str) -> str:
 
 
 REPRO = Repro("ndp-fig22", "NDP under asymmetry: a degraded core link, with and without path penalties",
-              "NDP SIGCOMM'17 Fig. 22", build, report)
+              "NDP SIGCOMM'17 Fig. 22", build, report, CHECKS)

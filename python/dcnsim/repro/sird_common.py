@@ -1,14 +1,17 @@
 """The SIRD paper's evaluation methodology (section 5.1, Table 2) as reusable pieces: the 144-host
 leaf-spine, the protocol setups, the three workloads and three traffic configurations, and the
 per-cell aggregation of Tables 4 and 5 (max goodput and max ToR queuing across loads, slowdown at
-50% load). A new protocol joins the comparison by adding an entry to SETUPS."""
+50% load). The protocol setups are dcnsim.setups entries; a new protocol joins the comparison by
+adding its paper setup there and an entry to SETUPS."""
 
 from __future__ import annotations
 
 import math
 from typing import Dict, List, Optional
 
-PAPER_BDP = 100_000  # Table 2 rounds the fabric's BDP (91.5 KB at 100 Gb/s, 7.3 us) to 100 KB
+from ..setups import SIRD_PAPER_BDP, SIRD_PAPER_NET
+
+PAPER_BDP = SIRD_PAPER_BDP  # Table 2 rounds the fabric's BDP (91.5 KB at 100 Gb/s, 7.3 us) to 100 KB
 WORKLOADS = {"WKa": "google_rpc_w3", "WKb": "fb_hadoop_w4", "WKc": "websearch_w5"}
 CONFIGS = ("balanced", "core", "incast")
 LOADS = [0.25, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]
@@ -39,33 +42,20 @@ def fabric(config: str = "balanced") -> dict:
 
 # The reference's framing: 1458 B payload in 1538 B on the wire (headers, preamble and gap); 84 B
 # minimum frames for control packets.
-NET = {"mtu_bytes": 1538, "header_bytes": 80, "control_bytes": 84}
+NET = SIRD_PAPER_NET
+
+# The protocols compared, each with its dcnsim.setups entry as the paper runs it (Table 2).
+SETUPS = {"sird": "sird-paper", "dctcp": "dctcp-sird-paper"}
 
 
 def sird_setup(**transport) -> dict:
-    """SIRD with Table 2's parameters: B 1.5, UnschT 1, SThr 0.5 BDP; NThr 1.25 BDP on core links only;
-    two priority classes; per-packet spraying."""
-    return {
-        "transport": {"protocol": "sird", "bdp_bytes": PAPER_BDP, **transport},
-        "queue": {"priorities": 2, "fabric": {"ecn": "step", "ecn_k_bytes": int(1.25 * PAPER_BDP)}},
-        "routing": {"load_balancing": "spray"},
-        "net": dict(NET),
-    }
+    """SIRD with Table 2's parameters (setup "sird-paper"); `transport` keys are merged over it."""
+    return {"setup": SETUPS["sird"], **({"transport": transport} if transport else {})}
 
 
 def dctcp_setup() -> dict:
-    """DCTCP as the SIRD paper runs it (Table 2): initial window 1 BDP (the reference's 66 packets),
-    g = 0.08, ECN step marking at 1.25 BDP on every switch port, per-flow ECMP, 200 us minimum RTO."""
-    return {
-        "transport": {"protocol": "dctcp", "g": 0.08, "initial_window_packets": 66, "min_rto_us": 200.0},
-        "queue": {"ecn": "step", "ecn_k_bytes": int(1.25 * PAPER_BDP)},
-        "routing": {"load_balancing": "ecmp"},
-        "net": dict(NET),
-    }
-
-
-SETUPS = {"sird": sird_setup, "dctcp": dctcp_setup}
-SETUP_KEYS = ["transport", "queue", "routing", "net"]
+    """DCTCP as the SIRD paper runs it (setup "dctcp-sird-paper")."""
+    return {"setup": SETUPS["dctcp"]}
 
 
 def workload(wk: str, config: str, load: float) -> List[dict]:
@@ -110,9 +100,9 @@ CELL_KEYS = ["name", "duration_us", "measure", "topology", "workload", "metrics"
 
 
 def grid_axes(protocols, cells) -> Dict[str, list]:
-    """Two zipped axes: the protocol setup, and the (workload, configuration, load) cell."""
+    """Two axes: the protocol setup, and the (workload, configuration, load) cell (zipped)."""
     return {
-        ",".join(SETUP_KEYS): [[SETUPS[p]()[k] for k in SETUP_KEYS] for p in protocols],
+        "setup": [SETUPS[p] for p in protocols],
         ",".join(CELL_KEYS): [[c[k] for k in CELL_KEYS] for c in cells],
     }
 

@@ -4,7 +4,7 @@ SThr in {0.5, 1, 2, inf} x BDP, balanced WKc. Informed overcommitment (finite ST
 
 from ..sweep.spec import SweepSpec
 from . import sird_common as sc
-from .base import Repro
+from .base import Check, Repro
 from .common import table
 
 BUDGETS = [1.0, 1.5, 2.0, 3.0]
@@ -22,6 +22,18 @@ def build(quick: bool) -> SweepSpec:
         "transport.sthr_bdp": STHRS,
     }
     return SweepSpec(base=base, axes=axes, name="sird-fig7")
+
+
+def _gain(df, out, budget=1.0):
+    """Max goodput with SThr = BDP/2 over that with SThr = inf, minus 1, at this B (max over loads)."""
+    d = sc.annotate(df)
+    d = d[d["transport.budget_bdp"] == budget]
+    fin = d[d["transport.sthr_bdp"] == 0.5]["goodput_per_host_gbps"].max()
+    inf = d[d["transport.sthr_bdp"] > 1e6]["goodput_per_host_gbps"].max()
+    return fin / inf - 1
+
+
+CHECKS = [Check("goodput gain of SThr = BDP/2 over inf at B = 1", 0.25, 0.10, _gain, quick_tolerance=0.15)]
 
 
 def report(df, out: str) -> str:
@@ -49,4 +61,4 @@ def report(df, out: str) -> str:
             + "\nbest finite SThr vs inf: " + ", ".join(gain) + f"\nwrote {out}/sird_fig7.png")
 
 
-REPRO = Repro("sird-fig7", "SIRD goodput over B x SThr (informed overcommitment)", "SIRD Fig. 7", build, report)
+REPRO = Repro("sird-fig7", "SIRD goodput over B x SThr (informed overcommitment)", "SIRD Fig. 7", build, report, CHECKS)

@@ -9,7 +9,7 @@ the credit pacer does not account for) push a paced receiver to that bound. With
 keeps the queue below it: the report's second pair of rows."""
 
 from ..sweep.spec import SweepSpec
-from .base import Repro
+from .base import Check, Repro
 from .common import table
 
 REPLY_US = 2.0  # the 8-byte reply's one-way time, before the next message or probe
@@ -33,6 +33,28 @@ def build(quick: bool) -> SweepSpec:
     return SweepSpec(base=base, axes={"transport.pace_credits,workload": variants}, name="sird-fig9")
 
 
+AXIS = "transport.pace_credits,workload"
+
+
+def _probe_p99_us(df, out, pace, with_incast):
+    """p99 one-way latency of the probes that started in the window (us)."""
+    import numpy as np
+
+    from ..sweep import load_flows, load_summary
+
+    for _, r in df[df["status"] == "done"].iterrows():
+        p, wl = r[AXIS]
+        if p == pace and ("incast" in [w["name"] for w in wl]) == with_incast and "probe" in [w["name"] for w in wl]:
+            f, s = load_flows(out, r["key"]), load_summary(out, r["key"])
+            probes = f[(f["workload"] == "probe") & f["fct_ps"].notna() & (f["start_ps"] >= s["window_start_ps"])]
+            return float(np.quantile(probes["fct_ps"].astype("float64").to_numpy() / 1e6, 0.99))
+    raise LookupError(f"no finished run with pace_credits = {pace}, incast = {with_incast}")
+
+
+CHECKS = [Check("paced credit: p99 probe latency over unloaded (us)", 5.0, 2.0,
+                lambda df, out: _probe_p99_us(df, out, True, True) - _probe_p99_us(df, out, True, False))]
+
+
 def report(df, out: str) -> str:
     import numpy as np
 
@@ -42,7 +64,7 @@ def report(df, out: str) -> str:
     rows = []
     fig, ax = _plt().subplots(figsize=(5.5, 3.6))
     for _, r in df[df["status"] == "done"].iterrows():
-        pace, wl = r["transport.pace_credits,workload"]
+        pace, wl = r[AXIS]
         names = [w["name"] for w in wl]
         pacing = "paced credit" if pace else "no credit pacing"
         label = "probes alone" if names == ["probe"] else (pacing if "probe" in names else f"{pacing}, no probes")
@@ -68,4 +90,4 @@ def report(df, out: str) -> str:
             + f"\nwrote {out}/sird_fig9.png")
 
 
-REPRO = Repro("sird-fig9", "SIRD credit pacing under a closed-loop incast", "SIRD Fig. 9", build, report)
+REPRO = Repro("sird-fig9", "SIRD credit pacing under a closed-loop incast", "SIRD Fig. 9", build, report, CHECKS)

@@ -4,7 +4,7 @@ goodput and max ToR queuing across loads and the p99 slowdown at 50% load beside
 
 from ..sweep.spec import SweepSpec
 from . import sird_common as sc
-from .base import Repro
+from .base import Check, Repro
 from .common import table
 
 QUICK_LOADS = [0.5, 0.8]
@@ -13,7 +13,7 @@ QUICK_LOADS = [0.5, 0.8]
 def build(quick: bool) -> SweepSpec:
     loads = QUICK_LOADS if quick else sc.LOADS
     cells = [sc.cell_spec(wk, cfg, load, quick) for cfg in sc.CONFIGS for wk in sc.WORKLOADS for load in loads]
-    base = {**sc.cell_spec("WKa", "balanced", 0.5, quick), **sc.SETUPS["sird"]()}
+    base = {**sc.cell_spec("WKa", "balanced", 0.5, quick), **sc.sird_setup()}
     return SweepSpec(base=base, axes=sc.grid_axes(list(sc.SETUPS), cells), name="sird-table5")
 
 
@@ -114,5 +114,29 @@ def report(df, out: str) -> str:
             + f"\n\nwrote {out}/sird_fig4.png, sird_fig5.png, sird_fig6.png, sird_runs.csv")
 
 
-REPRO = Repro("sird-table5", "SIRD vs DCTCP: 3 workloads x 3 configs x loads", "SIRD Tables 4-5, Figs. 4-6",
-              build, report)
+def _cell(metric, protocol, wk, cfg):
+    return lambda df, out: sc.table5(sc.annotate(df))[(protocol, wk, cfg)][metric]
+
+
+def _checks():
+    """SIRD's p99 slowdown at 50% load and max ToR queuing in every cell, DCTCP's p99 in the balanced
+    cells. Goodput is not checked: our runs are far shorter than the paper's (see docs/protocols/sird.md),
+    which caps max goodput at high load. The quick variant checks only SIRD's p99 of WKa and WKb: its
+    runs are too short for WKc at 50% load to settle (unstable), and with two loads its max queuing
+    covers fewer stable loads than the paper's."""
+    checks = []
+    for wk, cfg in sc.PAPER_ORDER:
+        checks += [
+            Check(f"SIRD p99 slowdown @50%, {wk} {cfg}", sc.paper_value("p99", "sird", wk, cfg), 0.3,
+                  _cell("p99", "sird", wk, cfg), relative=True, quick_tolerance=0.5, full_only=wk == "WKc"),
+            Check(f"SIRD max ToR queuing (MB), {wk} {cfg}", sc.paper_value("queue_mb", "sird", wk, cfg), 0.35,
+                  _cell("queue_mb", "sird", wk, cfg), relative=True, full_only=True),
+        ]
+        if cfg == "balanced":
+            checks.append(Check(f"DCTCP p99 slowdown @50%, {wk} {cfg}", sc.paper_value("p99", "dctcp", wk, cfg), 0.4,
+                                _cell("p99", "dctcp", wk, cfg), relative=True, full_only=True))
+    return checks
+
+
+REPRO = Repro("sird-table5", "SIRD vs DCTCP: 3 workloads x 3 configs x loads", "SIRD Tables 4-5, Figs. 4-6", build,
+              report, _checks())

@@ -10,42 +10,89 @@ is ever lost or recomputed, and loaded back as one table.
 from __future__ import annotations
 
 import json
-from typing import Optional
+import time
+from typing import List, Optional
 
 import pandas as pd
 
+from ..errors import SpecError, UsageError
 from .executors import run_local, run_ray
 from .progress import Progress
 from .spec import SweepSpec, as_sweep, compile_filter, load_sweep
-from .store import Store, run_key
+from .store import SINGLE_RUN_KEY, Store, run_key
 
 __all__ = ["sweep", "run_sweep", "results", "load_flows", "load_sweep", "SweepSpec", "run_key", "compile_filter"]
+
+POLL_S = 0.5
 
 
 def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[int] = None,
               address: Optional[str] = None, quiet: bool = False) -> pd.DataFrame:
-    """Runs every run of `spec` not already finished in `out`; returns `results(out)`."""
-    store = Store(out)
+    """Runs every run of `spec` not already finished in `out`; returns the results of its runs.
+
+    Other sweeps stored in `out` are kept. A run another live sweep is simulating is not simulated
+    again: this one waits for it (or takes it over if its owner dies)."""
+    if executor not in ("local", "ray"):
+        raise ValueError(f"unknown executor {executor!r}: expected 'local' or 'ray'")
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise UsageError(f"workers must be a whole number >= 1, got {workers!r}")
     runs = spec.runs()
+    if not runs:
+        raise SpecError("filter", f"`{spec.filter}` matches no run of the axes") if spec.filter else \
+            SpecError("axes", "the sweep has no runs")
+    store = Store(out)
     keyed = [(run_key(s), values, s) for values, s in runs]
-    store.write_sweep(spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in keyed])
+    store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in keyed])
     todo, seen = [], set()
     for k, _, s in keyed:
         if not store.is_done(k) and k not in seen:
             todo.append((k, s))
             seen.add(k)
-    progress = Progress(total=len(keyed), cached=len(keyed) - len(todo), quiet=quiet)
+    unique = {k for k, _, _ in keyed}
+    progress = Progress(total=len(unique), cached=len(unique) - len(todo), quiet=quiet)
     progress.show()
+    specs = dict(todo)
     try:
-        if executor == "local":
-            run_local(str(store.root), todo, workers, progress.finish, progress.start)
-        elif executor == "ray":
-            run_ray(str(store.root.resolve()), todo, address, progress.finish, progress.start)
-        else:
-            raise ValueError(f"unknown executor {executor!r}: expected 'local' or 'ray'")
+        while todo:
+            busy: List[str] = []
+
+            def finished(r: dict) -> None:
+                if r["status"] == "busy":
+                    busy.append(r["key"])
+                progress.finish(r)
+
+            if executor == "local":
+                run_local(str(store.root), todo, workers, finished, progress.start)
+            else:
+                run_ray(str(store.root.resolve()), todo, address, finished, progress.start)
+            todo = [(k, specs[k]) for k in _wait_for_others(store, busy, progress)]
     finally:
         progress.close()
-    return results(out)
+    return results(out, keys=[k for k, _, _ in keyed])
+
+
+def _wait_for_others(store: Store, busy: List[str], progress: Progress) -> List[str]:
+    """Waits until each run another sweep holds is finished or failed; returns those whose owner
+    died meanwhile (to run here)."""
+    orphans: List[str] = []
+    waiting = list(busy)
+    since = time.time() - 1.0  # a failure recorded after this is the other sweep's attempt
+    while waiting:
+        still = []
+        for k in waiting:
+            if store.is_done(k):
+                progress.finish({"key": k, "status": "done"}, elsewhere=True)
+            elif store.claimed(k):
+                still.append(k)
+            elif store.failure(k) and store.failure_time(k) >= since:
+                progress.finish({"key": k, "status": "failed", **store.failure(k)}, elsewhere=True)
+            else:
+                progress.waiting -= 1
+                orphans.append(k)
+        waiting = still
+        if waiting:
+            time.sleep(POLL_S)
+    return orphans
 
 
 def sweep(base, axes=None, out="sweep-out", filter: Optional[str] = None, name: str = "sweep",
@@ -92,30 +139,58 @@ def flatten_summary(s: dict) -> dict:
     return row
 
 
-def results(out) -> pd.DataFrame:
-    """One row per run of the sweep stored in `out`: key, status, error, axis values, metrics."""
-    store = Store(out)
-    sweep_doc = store.read_sweep()
-    rows = []
-    for r in sweep_doc["runs"]:
-        key = r["key"]
-        row = {"key": key, **r["axes"]}
-        if store.is_done(key):
-            row["status"] = "done"
-            row.update(flatten_summary(json.loads((store.run_dir(key) / "summary.json").read_text())))
-        elif store.failure(key):
-            f = store.failure(key)
-            row.update(status="failed", error=f"{f['error']}: {f['message']}")
-        else:
-            row["status"] = "missing"
-        rows.append(row)
-    return pd.DataFrame(rows)
+def _run_row(store: Store, key: str) -> dict:
+    row: dict = {}
+    if store.is_done(key):
+        row["status"] = "done"
+        row.update(flatten_summary(json.loads((store.run_dir(key) / "summary.json").read_text())))
+    elif store.claimed(key):
+        row["status"] = "running"
+    elif store.failure(key):
+        f = store.failure(key)
+        row.update(status="failed", error=f"{f['error']}: {f['message']}")
+    else:
+        row["status"] = "missing"
+    return row
+
+
+def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) -> pd.DataFrame:
+    """One row per run stored in `out`: key, sweep, status (done, failed, running, missing),
+    error, axis values, metrics. Every sweep run into `out` is listed (`sweep` names one), each run
+    once. `out` may also be a directory written by `dcnsim run` (one row, key ".")."""
+    store = Store.open(out)
+    if store.single_run:
+        df = pd.DataFrame([{"key": SINGLE_RUN_KEY, "sweep": None, **_run_row(store, SINGLE_RUN_KEY)}])
+        df.attrs["axes"] = []
+        return df
+    sweeps = store.read_sweeps()
+    if sweep is not None:
+        known = sorted({s["name"] for s in sweeps})
+        sweeps = [s for s in sweeps if s["name"] == sweep]
+        if not sweeps:
+            raise UsageError(f"{out} holds no sweep named {sweep!r}; it holds: {', '.join(known)}")
+    rows, seen, axes = [], {}, {}
+    for s in sweeps:
+        axes.update(dict.fromkeys(s["definition"].get("axes", {})))
+        for r in s["runs"]:
+            if r["key"] not in seen:
+                seen[r["key"]] = len(rows)
+                rows.append({"key": r["key"], "sweep": s["name"], **r["axes"]})
+    if keys is not None:
+        rows = [rows[seen[k]] for k in dict.fromkeys(keys)]
+    for row in rows:
+        row.update(_run_row(store, row["key"]))
+    df = pd.DataFrame(rows)
+    df.attrs["axes"] = list(axes)
+    return df
 
 
 def load_flows(out, key: str) -> pd.DataFrame:
-    """The per-flow table of one finished run."""
-    return pd.read_parquet(Store(out).run_dir(key) / "flows.parquet")
+    """The per-flow table of one finished run (key "." for a `dcnsim run` directory)."""
+    from ..result import with_microseconds
+
+    return with_microseconds(pd.read_parquet(Store.open(out).run_dir(key) / "flows.parquet"))
 
 
 def load_summary(out, key: str) -> dict:
-    return json.loads((Store(out).run_dir(key) / "summary.json").read_text())
+    return json.loads((Store.open(out).run_dir(key) / "summary.json").read_text())

@@ -1,4 +1,7 @@
-"""Where runs execute: a local process pool (default) or Ray. Each run is one independent task."""
+"""Where runs execute: a local process pool (default) or Ray. Each run is one independent task.
+
+A task that dies without a result (a crashed worker process, a lost Ray worker) is recorded as a
+failure of its run like any other; the sweep goes on."""
 
 from __future__ import annotations
 
@@ -6,7 +9,13 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Optional
 
-from .store import execute
+from .store import Store, execute
+
+
+def _lost(root: str, key: str, e: BaseException) -> dict:
+    """The failure record of a run whose task ended without reporting (the worker died)."""
+    wrapped = RuntimeError(f"the worker running it ended without a result ({type(e).__name__}: {e})")
+    return Store(root).record_failure(key, wrapped)
 
 
 def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[[dict], None], on_start=None) -> None:
@@ -17,14 +26,23 @@ def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[
                 on_start(key)
             on_done(execute(root, key, spec))
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)) or 1) as pool:
         futures = {}
         for key, spec in tasks:
             futures[pool.submit(execute, root, key, spec)] = key
             if on_start:
                 on_start(key)
-        for f in as_completed(futures):
-            on_done(f.result())
+        try:
+            for f in as_completed(futures):
+                try:
+                    r = f.result()
+                except Exception as e:  # BrokenProcessPool, or a result that could not be sent back
+                    r = _lost(root, futures[f], e)
+                on_done(r)
+        except KeyboardInterrupt:
+            # Ctrl-C reached the workers too (one process group): their runs stop; drop what is queued.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def run_ray(root: str, tasks: list, address: Optional[str], on_done: Callable[[dict], None], on_start=None) -> None:
@@ -39,15 +57,20 @@ def run_ray(root: str, tasks: list, address: Optional[str], on_done: Callable[[d
         started_here = True
     try:
         remote = ray.remote(num_cpus=1, max_retries=2)(execute)
-        pending = []
+        pending = {}
         for key, spec in tasks:
-            pending.append(remote.remote(root, key, spec))
+            pending[remote.remote(root, key, spec)] = key
             if on_start:
                 on_start(key)
         while pending:
-            done, pending = ray.wait(pending, num_returns=1)
+            done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                on_done(ray.get(ref))
+                key = pending.pop(ref)
+                try:
+                    r = ray.get(ref)
+                except Exception as e:  # a task that raised or a worker that died
+                    r = _lost(root, key, e)
+                on_done(r)
     finally:
         if started_here:
             ray.shutdown()

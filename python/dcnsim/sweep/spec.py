@@ -11,22 +11,34 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from ..errors import SpecError
-from ..spec import as_spec, load_spec, set_path, tomllib
+from ..spec import _resolve_paths, as_spec, load_spec, plain, read_toml, set_path
 
 MAX_RUNS = 100_000  # a typo in an axis should not schedule a million runs
+MAX_FILTER_ITEMS = 10_000  # longest string or list a filter may build (`'a' * 10**12` must not eat the memory)
 
 
 @dataclass
 class SweepSpec:
     """A base spec, axes (dotted parameter name -> values) and an optional filter expression.
 
-    An axis named "a,b" is zipped: each of its values is a list giving a and b together (to switch
-    a whole setup, e.g. protocol, queues and routing, as one axis)."""
+    An axis named "a,b" is zipped: each of its values is a list giving a and b together. To compare
+    protocols, prefer the `setup` axis (`{"setup": ["dctcp-sird-paper", "sird-paper"]}`, see
+    dcnsim.setups). Relative file paths in the base and the axes resolve against `base_dir` (the
+    sweep file's folder; by default the working directory when the sweep is defined)."""
 
     base: dict
     axes: Dict[str, List[Any]] = field(default_factory=dict)
     filter: Optional[str] = None
     name: str = "sweep"
+    base_dir: Optional[str] = None
+
+    def __post_init__(self):
+        self.base = plain(self.base)
+        if not isinstance(self.axes, dict):
+            raise SpecError("axes", f"expected a table of dotted parameter names to lists, got {self.axes!r:.60}")
+        self.axes = {k: plain(v, f"axes.{k}") for k, v in self.axes.items()}
+        if self.base_dir is None:
+            self.base_dir = os.getcwd()
 
     def runs(self) -> List[tuple]:
         """The expanded runs: (axis values dict, full spec dict), in axis order."""
@@ -55,7 +67,7 @@ class SweepSpec:
                         set_path(spec, k, copy.deepcopy(x))
                 else:
                     set_path(spec, n, copy.deepcopy(v))
-            out.append((values, spec))
+            out.append((values, _resolve_paths(spec, Path(self.base_dir))))
         return out
 
     def to_dict(self) -> dict:
@@ -65,12 +77,7 @@ class SweepSpec:
 def load_sweep(path) -> SweepSpec:
     """Reads a sweep TOML: `name`, `base = "run.toml"` or an inline `[base]` table, `[axes]`, `filter`."""
     p = Path(path)
-    try:
-        doc = tomllib.loads(p.read_text())
-    except OSError as e:
-        raise FileNotFoundError(f"cannot read sweep {p}: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(str(p), f"not valid TOML: {e}") from None
+    doc = read_toml(p, "sweep")
     unknown = set(doc) - {"name", "base", "axes", "filter"}
     if unknown:
         raise SpecError(sorted(unknown)[0], "unknown key in a sweep file (known: name, base, axes, filter)")
@@ -78,8 +85,6 @@ def load_sweep(path) -> SweepSpec:
     if isinstance(base, str):
         base = load_spec(base if os.path.isabs(base) else p.parent / base)
     elif isinstance(base, dict):
-        from ..spec import _resolve_paths
-
         base = _resolve_paths(base, p.parent.resolve())
     else:
         raise SpecError("base", "a sweep needs base = \"run.toml\" or an inline [base] table")
@@ -91,7 +96,10 @@ def load_sweep(path) -> SweepSpec:
         raise SpecError("filter", "expected a string expression")
     if flt:
         compile_filter(flt)  # fail early on a bad expression
-    return SweepSpec(base=base, axes=axes, filter=flt, name=doc.get("name", p.stem))
+    name = doc.get("name", p.stem)
+    if not isinstance(name, str):
+        raise SpecError("name", f"expected a string, got {name!r:.60}")
+    return SweepSpec(base=base, axes=axes, filter=flt, name=name, base_dir=str(p.parent.resolve()))
 
 
 def as_sweep(base, axes=None, filter=None, name="sweep") -> SweepSpec:
@@ -119,7 +127,11 @@ def _dotted(node) -> Optional[str]:
 
 
 def compile_filter(expr: str):
-    """A safe evaluator for filters such as `workload[0].load <= 0.8 or transport.protocol == 'ndp'`."""
+    """A safe evaluator for filters such as `workload[0].load <= 0.8 or transport.protocol == 'ndp'`.
+    Any failure to evaluate (an unknown axis, 1 / 0, comparing a string with a number, a string or
+    list grown past MAX_FILTER_ITEMS) is a SpecError at `filter` naming the run's axis values."""
+    if not isinstance(expr, str):
+        raise SpecError("filter", f"expected a string expression, got {expr!r:.60}")
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
@@ -128,39 +140,68 @@ def compile_filter(expr: str):
         if not isinstance(node, _ALLOWED):
             raise SpecError("filter", f"`{type(node).__name__}` is not allowed in a filter")
 
-    def ev(node, values):
-        if isinstance(node, ast.Expression):
-            return ev(node.body, values)
-        name = _dotted(node)
-        if name is not None and not isinstance(node, ast.Constant):
-            if name not in values:
-                raise SpecError("filter", f"`{name}` is not an axis (axes: {', '.join(values)})")
-            return values[name]
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, (ast.List, ast.Tuple)):
-            return [ev(e, values) for e in node.elts]
-        if isinstance(node, ast.BoolOp):
-            vals = (ev(v, values) for v in node.values)
-            return all(vals) if isinstance(node.op, ast.And) else any(vals)
-        if isinstance(node, ast.UnaryOp):
-            v = ev(node.operand, values)
-            return (not v) if isinstance(node.op, ast.Not) else -v
-        if isinstance(node, ast.BinOp):
-            a, b = ev(node.left, values), ev(node.right, values)
-            ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b, ast.Div: lambda: a / b}
-            return ops[type(node.op)]()
-        if isinstance(node, ast.Compare):
-            left = ev(node.left, values)
-            for op, right_node in zip(node.ops, node.comparators):
-                right = ev(right_node, values)
-                ok = {ast.Eq: lambda: left == right, ast.NotEq: lambda: left != right, ast.Lt: lambda: left < right,
-                      ast.LtE: lambda: left <= right, ast.Gt: lambda: left > right, ast.GtE: lambda: left >= right,
-                      ast.In: lambda: left in right, ast.NotIn: lambda: left not in right}[type(op)]()
-                if not ok:
-                    return False
-                left = right
-            return True
-        raise SpecError("filter", f"cannot evaluate `{ast.dump(node)}`")
+    def check(values):
+        try:
+            return bool(_eval(tree, values))
+        except SpecError:
+            raise
+        except (ArithmeticError, TypeError, ValueError, KeyError, IndexError, RecursionError) as e:
+            shown = ", ".join(f"{k} = {v!r}" for k, v in values.items())
+            raise SpecError("filter", f"cannot evaluate `{expr}` for the run {shown}: {e}") from None
 
-    return lambda values: bool(ev(tree, values))
+    return check
+
+
+def _sized(x):
+    """Refuses sequences larger than MAX_FILTER_ITEMS (before they are built, where possible)."""
+    if isinstance(x, (str, list, tuple)) and len(x) > MAX_FILTER_ITEMS:
+        raise SpecError("filter", f"builds a value of {len(x):,} items (the limit is {MAX_FILTER_ITEMS:,})")
+    return x
+
+
+def _times(a, b):
+    for seq, n in ((a, b), (b, a)):
+        if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and not isinstance(n, bool):
+            if len(seq) * max(n, 0) > MAX_FILTER_ITEMS:
+                raise SpecError("filter", f"repeats a value of {len(seq)} items {n:,} times "
+                                          f"(the limit is {MAX_FILTER_ITEMS:,} items)")
+    return _sized(a * b)
+
+
+_BINOPS = {ast.Add: lambda a, b: _sized(a + b), ast.Sub: lambda a, b: a - b, ast.Mult: _times,
+           ast.Div: lambda a, b: a / b}
+_COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+            ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+
+def _eval(node, values):
+    if isinstance(node, ast.Expression):
+        return _eval(node.body, values)
+    name = _dotted(node)
+    if name is not None and not isinstance(node, ast.Constant):
+        if name not in values:
+            raise SpecError("filter", f"`{name}` is not an axis (axes: {', '.join(values)})")
+        return values[name]
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_eval(e, values) for e in node.elts]
+    if isinstance(node, ast.BoolOp):
+        vals = (_eval(v, values) for v in node.values)
+        return all(vals) if isinstance(node.op, ast.And) else any(vals)
+    if isinstance(node, ast.UnaryOp):
+        v = _eval(node.operand, values)
+        return (not v) if isinstance(node.op, ast.Not) else -v
+    if isinstance(node, ast.BinOp):
+        return _BINOPS[type(node.op)](_eval(node.left, values), _eval(node.right, values))
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, values)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = _eval(right_node, values)
+            if not _COMPARE[type(op)](left, right):
+                return False
+            left = right
+        return True
+    raise SpecError("filter", f"cannot evaluate `{ast.unparse(node)}` (only axis names, literals, arithmetic, "
+                              "comparisons, and/or/not)")

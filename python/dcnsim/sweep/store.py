@@ -1,32 +1,48 @@
 """The results store: one directory per run, named by a key derived from the run's resolved spec.
 
 DIR/
-  sweep.json            the sweep definition and its runs (key + axis values)
+  sweep.json            every sweep run into DIR: its name, definition and runs (key + axis values)
   runs/<key>/           a finished run: flows/queues/switches.parquet, summary.json, spec.json, DONE
   runs/<key>.failed     a failed run: error type and message (JSON); retried on the next attempt
+  runs/<key>.claim      a run being simulated: the owner's host and pid (JSON), touched every 30 s
   runs/.tmp-<key>-<pid> a run being written; renamed into place only when complete
-  executed.log          one line per run actually simulated (for audits and tests)
+  .lock                 serializes updates of sweep.json
+  executed.log          one line per simulation completed here (for audits and tests)
 
 A run counts as finished only when its directory exists with DONE inside; the directory appears by
 an atomic rename, so a killed writer leaves at most a stray temp directory, never a half run.
+A run is claimed (a file created exclusively) before it is simulated, so sweeps sharing DIR never
+simulate it twice; a claim whose owner died (same host: its pid is gone; any host: no heartbeat
+for STALE_CLAIM_S) is taken over. A directory written by `dcnsim run` (summary.json, no sweep.json)
+reads as a store of one run whose key is ".".
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
+import socket
+import threading
 import time
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 from .. import __version__
+from ..errors import UsageError
 from ..spec import resolve
+
+HEARTBEAT_S = 30.0
+STALE_CLAIM_S = 120.0
+SINGLE_RUN_KEY = "."
 
 
 def canonical(obj) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, default=str)
 
 
 def _file_digest(path: str) -> Optional[str]:
@@ -36,43 +52,192 @@ def _file_digest(path: str) -> Optional[str]:
         return None
 
 
+def named_files(resolved: dict) -> List[str]:
+    """Every file a resolved spec names: flow lists (any path), CDF files (a value that is not a
+    shipped CDF name, by the core's rule: it holds '/' or ends in .cdf)."""
+    files = []
+    for w in resolved.get("workload", []):
+        if w.get("kind") == "flow_list" and isinstance(w.get("path"), str):
+            files.append(w["path"])
+        cdf = w.get("cdf")
+        if isinstance(cdf, str) and ("/" in cdf or cdf.endswith(".cdf")):
+            files.append(cdf)
+    return files
+
+
 def run_key(spec: dict) -> str:
     """Key of a run: the resolved spec (defaults filled in, so key order and spelt-out defaults do
-    not matter), the contents of files it names, and the software version."""
+    not matter), the contents of every file it names, and the software version."""
     resolved = resolve(spec)
-    files = {}
-    for w in resolved.get("workload", []):
-        for k in ("path", "cdf"):
-            v = w.get(k)
-            if isinstance(v, str) and ("/" in v or v.endswith(".cdf")):
-                files[v] = _file_digest(v)
+    files = {f: _file_digest(f) for f in named_files(resolved)}
     doc = canonical({"spec": resolved, "files": files, "version": __version__})
     return hashlib.sha256(doc.encode()).hexdigest()[:20]
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class Store:
-    def __init__(self, root):
+    def __init__(self, root, create: bool = True):
         self.root = Path(root)
         self.runs = self.root / "runs"
-        self.runs.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.runs.mkdir(parents=True, exist_ok=True)
+
+    @classmethod
+    def open(cls, root) -> "Store":
+        """An existing store, for reading; a UsageError saying what DIR should hold otherwise."""
+        p = Path(root)
+        if not p.is_dir():
+            raise UsageError(f"{p} is not a directory (expected the --out directory of `dcnsim sweep` or `dcnsim run`)")
+        store = cls(p, create=False)
+        if not (p / "sweep.json").exists() and not store.single_run:
+            raise UsageError(f"{p} holds no results: expected sweep.json (written by `dcnsim sweep --out {p}`) "
+                             f"or summary.json (written by `dcnsim run --out {p}`)")
+        return store
+
+    @property
+    def single_run(self) -> bool:
+        """A directory written by `dcnsim run` / Result.save: one run, no sweep.json."""
+        return not (self.root / "sweep.json").exists() and (self.root / "summary.json").exists()
 
     def run_dir(self, key: str) -> Path:
-        return self.runs / key
+        return self.root if key == SINGLE_RUN_KEY else self.runs / key
 
     def is_done(self, key: str) -> bool:
+        if key == SINGLE_RUN_KEY:
+            return (self.root / "summary.json").exists()
         return (self.runs / key / "DONE").exists()
 
     def failure(self, key: str) -> Optional[dict]:
         p = self.runs / f"{key}.failed"
-        return json.loads(p.read_text()) if p.exists() else None
+        try:
+            return json.loads(p.read_text())
+        except (OSError, ValueError):
+            return None
 
-    def write_sweep(self, definition: dict, runs: list) -> None:
-        tmp = self.root / f".sweep.json.{os.getpid()}"
-        tmp.write_text(json.dumps({"definition": definition, "runs": runs}, indent=1, sort_keys=True, default=str))
-        os.replace(tmp, self.root / "sweep.json")
+    def failure_time(self, key: str) -> float:
+        try:
+            return (self.runs / f"{key}.failed").stat().st_mtime
+        except OSError:
+            return 0.0
 
-    def read_sweep(self) -> dict:
-        return json.loads((self.root / "sweep.json").read_text())
+    def record_failure(self, key: str, e: BaseException) -> dict:
+        info = {"error": type(e).__name__, "message": str(e), "field": getattr(e, "field", None)}
+        tmp = self.runs / f".{key}.failed.{os.getpid()}"
+        tmp.write_text(json.dumps(info))
+        os.replace(tmp, self.runs / f"{key}.failed")
+        return {"key": key, "status": "failed", **info}
+
+    # Sweep definitions: every sweep run into the directory is kept (keyed by its definition).
+
+    @contextlib.contextmanager
+    def _locked(self):
+        with open(self.root / ".lock", "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def read_sweeps(self) -> list:
+        """Every sweep stored here, oldest first: {name, definition, runs}."""
+        p = self.root / "sweep.json"
+        if not p.exists():
+            return []
+        doc = json.loads(p.read_text())
+        if "sweeps" in doc:
+            return doc["sweeps"]
+        # The one-sweep format of earlier versions.
+        return [{"name": doc["definition"].get("name", "sweep"), "definition": doc["definition"], "runs": doc["runs"]}]
+
+    def add_sweep(self, name: str, definition: dict, runs: list) -> None:
+        """Records a sweep; one with the same definition is recorded once, other sweeps stay."""
+        with self._locked():
+            sweeps = self.read_sweeps()
+            entry = json.loads(canonical({"name": name, "definition": definition, "runs": runs}))
+            same = [i for i, s in enumerate(sweeps) if canonical(s["definition"]) == canonical(entry["definition"])]
+            if same:
+                sweeps[same[0]] = entry
+            else:
+                sweeps.append(entry)
+            tmp = self.root / f".sweep.json.{os.getpid()}"
+            tmp.write_text(json.dumps({"sweeps": sweeps}, indent=1, sort_keys=True))
+            os.replace(tmp, self.root / "sweep.json")
+
+    # Claims: who is simulating a run right now.
+
+    def _claim_path(self, key: str) -> Path:
+        return self.runs / f"{key}.claim"
+
+    def claim(self, key: str) -> bool:
+        """Takes the run for this process; False if a live owner holds it."""
+        p = self._claim_path(key)
+        me = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "since": time.time()})
+        for _ in range(3):
+            try:
+                fd = os.open(p, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                if not self.claim_is_stale(key):
+                    return False
+                # Move the dead owner's claim aside (atomic) and try again. Two sweeps taking over the
+                # same dead claim at the same instant may both simulate the run: harmless, rare.
+                with contextlib.suppress(OSError):
+                    os.rename(p, self.runs / f".{key}.stale-claim.{os.getpid()}")
+                    os.unlink(self.runs / f".{key}.stale-claim.{os.getpid()}")
+                continue
+            with os.fdopen(fd, "w") as fh:
+                fh.write(me)
+            return True
+        return False
+
+    def claimed(self, key: str) -> bool:
+        """Whether a live owner is simulating the run."""
+        return self._claim_path(key).exists() and not self.claim_is_stale(key)
+
+    def claim_is_stale(self, key: str) -> bool:
+        p = self._claim_path(key)
+        try:
+            age = time.time() - p.stat().st_mtime
+            owner = json.loads(p.read_text() or "{}")
+        except FileNotFoundError:
+            return True
+        except (OSError, ValueError):
+            owner = {}
+            age = 0.0  # being written: its owner is alive
+        if age > STALE_CLAIM_S:
+            return True  # no heartbeat
+        if owner.get("host") == socket.gethostname() and isinstance(owner.get("pid"), int):
+            return not _pid_alive(owner["pid"])
+        return False
+
+    def release(self, key: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._claim_path(key))
+
+    @contextlib.contextmanager
+    def heartbeat(self, key: str):
+        """Touches the claim every HEARTBEAT_S while the body runs, so other hosts see it alive."""
+        stop = threading.Event()
+
+        def beat():
+            while not stop.wait(HEARTBEAT_S):
+                with contextlib.suppress(OSError):
+                    os.utime(self._claim_path(key))
+
+        t = threading.Thread(target=beat, name="dcnsim-claim-heartbeat", daemon=True)
+        t.start()
+        try:
+            yield
+        finally:
+            stop.set()
 
     def log_executed(self, key: str) -> None:
         with open(self.root / "executed.log", "a") as f:
@@ -83,29 +248,46 @@ class Store:
         return [line.split()[0] for line in p.read_text().splitlines()] if p.exists() else []
 
 
+# Set in a worker process once Ctrl-C reached it: tasks already queued to it then end at once.
+_interrupted_worker = False
+
+
 def execute(root: str, key: str, spec: dict) -> dict:
-    """Simulates one run into the store. Runs in a worker process or a Ray task. Never raises:
-    failures are recorded and reported."""
+    """Simulates one run into the store. Runs in a worker process or a Ray task. Never raises
+    (except on Ctrl-C): any failure, a panic in the core included, is recorded and reported.
+    Returns status "done", "failed", or "busy" when another live sweep is simulating the run."""
+    global _interrupted_worker
     from ..spec import run
 
+    if _interrupted_worker:
+        raise KeyboardInterrupt
     store = Store(root)
     if store.is_done(key):
         return {"key": key, "status": "done", "cached": True}
-    store.log_executed(key)
+    if not store.claim(key):
+        return {"key": key, "status": "busy"}
     tmp = store.runs / f".tmp-{key}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
     try:
-        result = run(spec)
-        result.save(tmp, plot=False)
+        if store.is_done(key):  # finished by another sweep between the check and the claim
+            return {"key": key, "status": "done", "cached": True}
+        shutil.rmtree(tmp, ignore_errors=True)
+        with store.heartbeat(key):
+            result = run(spec)
+            result.save(tmp, plot=False)
         (tmp / "spec.json").write_text(json.dumps(spec, indent=1, sort_keys=True))
         (tmp / "DONE").write_text(json.dumps({"finished": time.time(), "wall_time_s": result.summary["wall_time_s"]}))
         final = store.run_dir(key)
         shutil.rmtree(final, ignore_errors=True)  # a stale partial directory can never be DONE
         os.rename(tmp, final)
         (store.runs / f"{key}.failed").unlink(missing_ok=True)
+        store.log_executed(key)
         return {"key": key, "status": "done", "cached": False}
-    except Exception as e:  # record any failure; the sweep goes on
+    except (KeyboardInterrupt, SystemExit):
         shutil.rmtree(tmp, ignore_errors=True)
-        info = {"error": type(e).__name__, "message": str(e), "field": getattr(e, "field", None)}
-        (store.runs / f"{key}.failed").write_text(json.dumps(info))
-        return {"key": key, "status": "failed", **info}
+        _interrupted_worker = multiprocessing.parent_process() is not None
+        raise
+    except BaseException as e:  # record any failure (a panic in the core too); the sweep goes on
+        shutil.rmtree(tmp, ignore_errors=True)
+        return store.record_failure(key, e)
+    finally:
+        store.release(key)

@@ -23,7 +23,7 @@ fn run_one(path: &str) -> Result<String, String> {
     let spec: toml::Value = toml::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
     let spec = serde_json::to_value(spec).map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let out = run(&spec, &RunOptions { progress: std::env::var_os("DCNSIM_PROGRESS").is_some() })
+    let out = run(&spec, &RunOptions { progress: std::env::var_os("DCNSIM_PROGRESS").is_some(), ..Default::default() })
         .map_err(|e| format!("{path}: {e}"))?;
     let wall = t.elapsed().as_secs_f64();
     let s = &out.summary;

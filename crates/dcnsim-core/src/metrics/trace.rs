@@ -139,17 +139,7 @@ impl TraceEvent {
 }
 
 /// Every packet kind, by its `repr(u8)` value (the order of `PacketKind`).
-const KINDS: [PacketKind; 9] = [
-    PacketKind::Data,
-    PacketKind::Ack,
-    PacketKind::Nack,
-    PacketKind::Pull,
-    PacketKind::Credit,
-    PacketKind::CreditRequest,
-    PacketKind::Header,
-    PacketKind::Bounced,
-    PacketKind::Control,
-];
+const KINDS: [PacketKind; 9] = PacketKind::ALL;
 
 pub fn kind_name(k: PacketKind) -> &'static str {
     match k {

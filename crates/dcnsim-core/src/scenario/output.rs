@@ -3,6 +3,8 @@
 use crate::metrics::table::Table;
 use crate::scenario::reader::SpecError;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 pub struct RunOutput {
     /// One row per flow: flow_id, src, dst, size_bytes, start_ps, end_ps, fct_ps, ideal_fct_ps,
@@ -34,6 +36,8 @@ pub enum RunError {
     Invariant(String),
     /// A file the spec names could not be read.
     Io(String),
+    /// `RunOptions::cancel` was set (e.g. Ctrl-C in Python); the run stopped early.
+    Cancelled,
 }
 
 impl fmt::Display for RunError {
@@ -42,6 +46,7 @@ impl fmt::Display for RunError {
             RunError::Spec(e) => write!(f, "{e}"),
             RunError::Invariant(m) => write!(f, "invariant violated: {m}"),
             RunError::Io(m) => write!(f, "{m}"),
+            RunError::Cancelled => write!(f, "cancelled"),
         }
     }
 }
@@ -58,4 +63,16 @@ impl From<SpecError> for RunError {
 pub struct RunOptions {
     /// Print progress (simulated time, events/s) to stderr every couple of seconds.
     pub progress: bool,
+    /// Set from another thread to stop the run (checked every `CANCEL_CHECK_EVENTS` events); the
+    /// run then returns `RunError::Cancelled`.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// Events between two looks at `RunOptions::cancel`: a few milliseconds of wall time.
+pub const CANCEL_CHECK_EVENTS: u64 = 1 << 16;
+
+impl RunOptions {
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
 }

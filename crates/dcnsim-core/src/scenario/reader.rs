@@ -412,6 +412,20 @@ impl<'a> Section<'a> {
         Ok(r)
     }
 
+    /// An optional array whose items the caller checks (e.g. inline rows); recorded as given.
+    pub fn array_opt(&mut self, key: &str, kind: &str, doc: &'static str) -> SpecResult<Option<&'a Vec<Value>>> {
+        self.record(key, kind.into(), "", Some("unset".into()), doc);
+        let r = match self.raw(key) {
+            Some(Value::Array(a)) => Ok(Some(a)),
+            Some(v) => Err(self.err(key, format!("expected an array, got {}", type_name(v)))),
+            None => Ok(None),
+        }?;
+        if let Some(a) = r {
+            self.note(key, Value::Array(a.clone()));
+        }
+        Ok(r)
+    }
+
     /// A nested table. Absent tables read as empty (all defaults), so `[net]` may be omitted.
     pub fn table(&mut self, key: &str, doc: &'static str) -> SpecResult<Section<'a>> {
         let path = self.field(key);

@@ -1,7 +1,7 @@
 //! The simulation: build the network, the transport and the workload from a spec, then pop events
 //! until the end. The loop only dispatches; the network, transport and metrics do the work.
 
-use super::output::{RunError, RunOptions, RunOutput};
+use super::output::{RunError, RunOptions, RunOutput, CANCEL_CHECK_EVENTS};
 use super::reader::{resolved_to_json, Resolved, Section};
 use super::setup_clock::SetupClock;
 use super::spec::RunSpec;
@@ -212,21 +212,8 @@ impl Simulation {
             if self.all_done() {
                 break; // (a pending Sample event alone does not keep the run alive)
             }
-            if opts.progress && self.events.processed & 0xFFFFF == 0 {
-                let wall = last_report.elapsed().as_secs_f64();
-                if wall >= 2.0 {
-                    last_report = Instant::now();
-                    let total = started.elapsed().as_secs_f64();
-                    eprintln!(
-                        "[dcnsim] {:.3} of {:.3} ms simulated ({:.0}%), {} flows started, {} finished, {:.2} M events/s",
-                        to_us(now) / 1e3,
-                        to_us(end) / 1e3,
-                        100.0 * now as f64 / end as f64,
-                        self.flows.records.len(),
-                        self.flows.finished,
-                        self.events.processed as f64 / total / 1e6
-                    );
-                }
+            if self.events.processed.is_multiple_of(CANCEL_CHECK_EVENTS) {
+                self.checkpoint(now, opts, started, &mut last_report)?;
             }
         }
         if !self.all_done() {
@@ -235,6 +222,29 @@ impl Simulation {
         self.net.check_conservation().map_err(RunError::Invariant)?;
         self.fill_rx_samples();
         Ok(self.events.processed)
+    }
+
+    /// Every `CANCEL_CHECK_EVENTS` events: stops a cancelled run, and prints progress every couple
+    /// of seconds when asked to.
+    #[cold]
+    fn checkpoint(&self, now: Time, opts: &RunOptions, started: Instant, last: &mut Instant) -> Result<(), RunError> {
+        if opts.cancelled() {
+            return Err(RunError::Cancelled);
+        }
+        if opts.progress && self.events.processed & 0xFFFFF == 0 && last.elapsed().as_secs_f64() >= 2.0 {
+            *last = Instant::now();
+            let end = self.spec.duration;
+            eprintln!(
+                "[dcnsim] {:.3} of {:.3} ms simulated ({:.0}%), {} flows started, {} finished, {:.2} M events/s",
+                to_us(now) / 1e3,
+                to_us(end) / 1e3,
+                100.0 * now as f64 / end as f64,
+                self.flows.records.len(),
+                self.flows.finished,
+                self.events.processed as f64 / started.elapsed().as_secs_f64() / 1e6
+            );
+        }
+        Ok(())
     }
 
     /// A packet reached its destination host: it leaves the network and goes to its transport.

@@ -29,6 +29,7 @@ pub mod parts;
 pub mod rate;
 pub mod registry;
 pub mod sird;
+pub mod swift;
 #[cfg(test)]
 pub(crate) mod testbed;
 pub mod timely;
@@ -199,6 +200,11 @@ impl<'a> Ctx<'a> {
     /// Number of equal-cost paths between two hosts (for source routing).
     pub fn path_count(&self, src: HostId, dst: HostId) -> u64 {
         self.net.path_count(src, dst)
+    }
+
+    /// Switches a packet from `src` to `dst` crosses on the first equal-cost path (links - 1).
+    pub fn hops(&self, src: HostId, dst: HostId) -> u32 {
+        self.net.path_hops(src, dst).len().saturating_sub(1) as u32
     }
 
     /// Ask (or stop asking) to be told through `on_nic_idle` when the host's NIC goes idle.

@@ -4,7 +4,7 @@
 
 use super::rate::RateTransport;
 use super::window::WindowTransport;
-use super::{dcqcn, dctcp, dctcp_rate, ndp, newreno, sird, timely};
+use super::{dcqcn, dctcp, dctcp_rate, ndp, newreno, sird, swift, timely};
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
@@ -125,6 +125,7 @@ registry! {
     NewReno => WindowTransport<newreno::NewReno>,
     Ndp => ndp::Ndp,
     Sird => sird::Sird,
+    Swift => WindowTransport<swift::Swift>,
     Dcqcn => RateTransport<dcqcn::Dcqcn>,
     Timely => RateTransport<timely::Timely>,
     DctcpRate => RateTransport<dctcp_rate::DctcpRate>,

@@ -1,12 +1,14 @@
 //! Explicit flow lists: a CSV file with a header row naming `src,dst,size_bytes,start_us` (any
-//! column order, extra columns ignored). For reproducing a trace or a hand-built scenario exactly.
+//! column order, extra columns ignored), or inline rows `[src, dst, size_bytes, start_us]` in the
+//! spec. For reproducing a trace or a hand-built scenario exactly.
 
 use crate::engine::time::{from_us, Time};
 
 pub use crate::limits::MAX_FLOW_BYTES;
 
-/// One row of a flow list. `line` is kept because host ids can only be checked against the
-/// topology when the workload is built, and that error should still point at the row.
+/// One row of a flow list. `line` (the file's line, or the inline row's index) is kept because host
+/// ids can only be checked against the topology when the workload is built, and that error should
+/// still point at the row.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ListedFlow {
     pub src: u32,
@@ -42,19 +44,49 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<ListedFlow>, String> {
         let dst: u32 = f[di].parse().map_err(|_| at(format!("dst `{}` is not a host id", f[di])))?;
         let size: u64 = f[zi].parse().map_err(|_| at(format!("size_bytes `{}` is not a whole number", f[zi])))?;
         let start: f64 = f[ti].parse().map_err(|_| at(format!("start_us `{}` is not a number", f[ti])))?;
-        if src == dst {
-            return Err(at(format!("src and dst are the same host ({src})")));
-        }
-        if size == 0 || size > MAX_FLOW_BYTES {
-            return Err(at(format!("size_bytes must be in [1, {MAX_FLOW_BYTES}], got {size}")));
-        }
-        if !(start.is_finite() && start >= 0.0) {
-            return Err(at(format!("start_us must be a finite number >= 0, got {start}")));
-        }
-        flows.push(ListedFlow { src, dst, size, start: from_us(start), line });
+        flows.push(checked(src, dst, size, start, line).map_err(at)?);
     }
     flows.sort_by_key(|f| f.start);
     Ok(flows)
+}
+
+/// The checks every row passes, from a file or inline.
+fn checked(src: u32, dst: u32, size: u64, start: f64, line: usize) -> Result<ListedFlow, String> {
+    if src == dst {
+        return Err(format!("src and dst are the same host ({src})"));
+    }
+    if size == 0 || size > MAX_FLOW_BYTES {
+        return Err(format!("size_bytes must be in [1, {MAX_FLOW_BYTES}], got {size}"));
+    }
+    if !(start.is_finite() && start >= 0.0) {
+        return Err(format!("start_us must be a finite number >= 0, got {start}"));
+    }
+    Ok(ListedFlow { src, dst, size, start: from_us(start), line })
+}
+
+/// Parses inline rows `[src, dst, size_bytes, start_us]`, sorted like `parse`. An error names the
+/// row by its index: `(index, message)`.
+pub fn from_rows(rows: &[serde_json::Value]) -> Result<Vec<ListedFlow>, (usize, String)> {
+    let mut flows = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        flows.push(inline_row(row, i).map_err(|m| (i, m))?);
+    }
+    flows.sort_by_key(|f| f.start);
+    Ok(flows)
+}
+
+fn inline_row(row: &serde_json::Value, index: usize) -> Result<ListedFlow, String> {
+    let shape = "expected [src, dst, size_bytes, start_us]";
+    let Some(f) = row.as_array().filter(|a| a.len() == 4) else {
+        return Err(format!("{shape}, got {row}"));
+    };
+    let host = |v: &serde_json::Value, what: &str| {
+        v.as_u64().and_then(|h| u32::try_from(h).ok()).ok_or_else(|| format!("{what} {v} is not a host id ({shape})"))
+    };
+    let (src, dst) = (host(&f[0], "src")?, host(&f[1], "dst")?);
+    let size = f[2].as_u64().ok_or_else(|| format!("size_bytes {} is not a whole number ({shape})", f[2]))?;
+    let start = f[3].as_f64().ok_or_else(|| format!("start_us {} is not a number ({shape})", f[3]))?;
+    checked(src, dst, size, start, index)
 }
 
 #[cfg(test)]
@@ -87,5 +119,27 @@ mod tests {
             let e = parse(&text, "f.csv").unwrap_err();
             assert!(e.contains(msg), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn inline_rows_are_checked_like_file_rows_and_sorted() {
+        use serde_json::json;
+        let f = from_rows(&[json!([0, 1, 100, 5.0]), json!([2, 3, 200, 1])]).unwrap();
+        assert_eq!(f.iter().map(|a| (a.size, a.line)).collect::<Vec<_>>(), vec![(200, 1), (100, 0)]);
+        let cases = [
+            (json!([0, 1, 100]), 0, "expected [src, dst, size_bytes, start_us]"),
+            (json!({"src": 0}), 0, "expected [src, dst, size_bytes, start_us]"),
+            (json!([0, 0, 100, 0]), 0, "the same host"),
+            (json!([-1, 1, 100, 0]), 0, "src -1 is not a host id"),
+            (json!([0, 1, 1.5, 0]), 0, "size_bytes 1.5 is not a whole number"),
+            (json!([0, 1, 0, 0]), 0, "size_bytes must be in"),
+            (json!([0, 1, 10, "x"]), 0, "start_us \"x\" is not a number"),
+            (json!([0, 1, 10, -2.0]), 0, "start_us must be"),
+        ];
+        for (row, at, msg) in cases {
+            let (i, e) = from_rows(std::slice::from_ref(&row)).unwrap_err();
+            assert!(i == at && e.contains(msg), "{row}: {e}");
+        }
+        assert_eq!(from_rows(&[json!([0, 1, 1, 0]), json!([1, 1, 1, 0])]).unwrap_err().0, 1);
     }
 }

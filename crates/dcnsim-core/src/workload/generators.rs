@@ -2,7 +2,7 @@
 //! generated ahead of time: a Poisson component holds only its next arrival and an incast overlay
 //! only its next event, so memory does not grow with simulated time.
 
-use super::spec::{ComponentSpec, IncastMode, Kind, WorkloadSpec};
+use super::spec::{ComponentSpec, IncastMode, Kind, ListedFlow, WorkloadSpec};
 use super::{FlowArrival, WorkloadEnv};
 use crate::engine::rng::Rng;
 use crate::engine::time::Time;
@@ -56,6 +56,17 @@ fn draw_distinct(rng: &mut Rng, pool: &mut [u32], k: usize) {
         let j = i + rng.below((pool.len() - i) as u64) as usize;
         pool.swap(i, j);
     }
+}
+
+/// Host ids of a flow list exist in the topology; an error names the row (inline) or the line (CSV).
+fn check_listed_hosts(c: &ComponentSpec, file: &str, flows: &[ListedFlow], inline: bool, hosts: u32) -> SpecResult<()> {
+    let Some(f) = flows.iter().find(|f| f.src >= hosts || f.dst >= hosts) else { return Ok(()) };
+    let what = format!("flow {} -> {} names a host that does not exist (hosts are 0..{hosts})", f.src, f.dst);
+    Err(if inline {
+        c.err(&format!("flows[{}]", f.line), what)
+    } else {
+        c.err("path", format!("{file} line {}: {what}", f.line))
+    })
 }
 
 /// A uniformly random derangement (rejection sampling over shuffles; about e tries).
@@ -155,17 +166,9 @@ impl Workload {
                         }
                     }
                 }
-                Kind::FlowList { file, flows } => {
-                    for f in flows {
-                        if f.src >= env.hosts || f.dst >= env.hosts {
-                            let msg = format!(
-                                "{file} line {}: flow {} -> {} names a host that does not exist (hosts are 0..{})",
-                                f.line, f.src, f.dst, env.hosts
-                            );
-                            return Err(c.err("path", msg));
-                        }
-                        ready.push_back(arrival(f.start, f.src, f.dst, f.size));
-                    }
+                Kind::FlowList { file, flows, inline } => {
+                    check_listed_hosts(c, file, flows, *inline, env.hosts)?;
+                    ready.extend(flows.iter().map(|f| arrival(f.start, f.src, f.dst, f.size)));
                     Source::Fixed
                 }
                 Kind::ClosedLoop { sources, receiver, size, think, start, stop } => {

@@ -11,7 +11,7 @@ pub const KINDS: &[(&str, &str)] = &[
     ("poisson", "open-loop Poisson arrivals at a load, sizes from a flow-size CDF, uniformly random destinations"),
     ("permutation", "every host sends one flow to a distinct host and receives exactly one"),
     ("incast", "N senders to one receiver, once (at_us) or as a periodic overlay at a load"),
-    ("flow_list", "an explicit list of flows from a CSV file: src,dst,size_bytes,start_us"),
+    ("flow_list", "an explicit list of flows, from a CSV file or inline: src, dst, size_bytes, start_us"),
     (
         "closed_loop",
         "each source keeps one message to the receiver outstanding: the next starts think_us after the last finishes",
@@ -30,11 +30,36 @@ pub enum IncastMode {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Kind {
-    Poisson { load: f64, cdf: Cdf, rule: Interpolation, start: Time, stop: Option<Time> },
-    Permutation { size: u64, start: Time },
-    Incast { senders: u32, size: u64, mode: IncastMode },
-    FlowList { file: String, flows: Vec<ListedFlow> },
-    ClosedLoop { sources: Vec<u32>, receiver: u32, size: u64, think: Time, start: Time, stop: Option<Time> },
+    Poisson {
+        load: f64,
+        cdf: Cdf,
+        rule: Interpolation,
+        start: Time,
+        stop: Option<Time>,
+    },
+    Permutation {
+        size: u64,
+        start: Time,
+    },
+    Incast {
+        senders: u32,
+        size: u64,
+        mode: IncastMode,
+    },
+    /// `file` names the origin in messages (the CSV path, or `workload[i].flows` when `inline`).
+    FlowList {
+        file: String,
+        flows: Vec<ListedFlow>,
+        inline: bool,
+    },
+    ClosedLoop {
+        sources: Vec<u32>,
+        receiver: u32,
+        size: u64,
+        think: Time,
+        start: Time,
+        stop: Option<Time>,
+    },
 }
 
 impl Kind {
@@ -192,14 +217,31 @@ fn read_incast(s: &mut Section) -> SpecResult<Kind> {
 }
 
 fn read_flow_list(s: &mut Section) -> SpecResult<Kind> {
-    let file = s.string("path", "[flow_list] CSV file with a header row: src,dst,size_bytes,start_us")?;
+    let file =
+        s.string_opt("path", "[flow_list] CSV file with a header row: src,dst,size_bytes,start_us (or `flows`)")?;
+    let rows = s.array_opt(
+        "flows",
+        "array of [src, dst, size_bytes, start_us]",
+        "[flow_list] the flows inline, each [src, dst, size_bytes, start_us] (instead of `path`)",
+    )?;
     if s.is_describe() {
-        return Ok(Kind::FlowList { file, flows: Vec::new() });
+        return Ok(Kind::FlowList { file: String::new(), flows: Vec::new(), inline: false });
     }
-    let text = std::fs::read_to_string(&file).map_err(|e| s.err("path", format!("cannot read {file}: {e}")))?;
-    let flows = super::flow_list::parse(&text, &file).map_err(|e| s.err("path", e))?;
-    s.ensure(!flows.is_empty(), "path", format!("{file} has a header but no flows"))?;
-    Ok(Kind::FlowList { file, flows })
+    match (file, rows) {
+        (Some(_), Some(_)) => Err(s.err("flows", "give either `path` (a CSV file) or `flows` (inline rows), not both")),
+        (None, None) => Err(s.err("path", "a flow_list needs `path` (a CSV file) or `flows` (inline rows)")),
+        (Some(file), None) => {
+            let text = std::fs::read_to_string(&file).map_err(|e| s.err("path", format!("cannot read {file}: {e}")))?;
+            let flows = super::flow_list::parse(&text, &file).map_err(|e| s.err("path", e))?;
+            s.ensure(!flows.is_empty(), "path", format!("{file} has a header but no flows"))?;
+            Ok(Kind::FlowList { file, flows, inline: false })
+        }
+        (None, Some(rows)) => {
+            s.ensure(!rows.is_empty(), "flows", "is empty: list at least one [src, dst, size_bytes, start_us]")?;
+            let flows = super::flow_list::from_rows(rows).map_err(|(i, m)| s.err(&format!("flows[{i}]"), m))?;
+            Ok(Kind::FlowList { file: s.field("flows"), flows, inline: true })
+        }
+    }
 }
 
 /// Host ids are checked against the topology when the workload is built.
@@ -342,11 +384,12 @@ impl WorkloadSpec {
                     let per_sec = load * capacity / (*senders as f64 * *size as f64);
                     warnings.extend(expect(c, per_sec, *start, *stop, "incast events"));
                 }
-                Kind::FlowList { file, flows } => {
+                Kind::FlowList { file, flows, inline } => {
+                    let key = if *inline { "flows" } else { "path" };
                     let late = flows.iter().filter(|f| f.start >= run.end).count();
                     if late == flows.len() {
                         return Err(c.err(
-                            "path",
+                            key,
                             format!(
                                 "every flow in {file} starts at or after the end of the run (duration_us = {end_us})"
                             ),
@@ -354,7 +397,7 @@ impl WorkloadSpec {
                     }
                     if late > 0 {
                         warnings.push(format!(
-                            "`{}.path`: {late} of the {} flows in {file} start at or after the end of the run (duration_us = {end_us}) and never run",
+                            "`{}.{key}`: {late} of the {} flows in {file} start at or after the end of the run (duration_us = {end_us}) and never run",
                             c.path,
                             flows.len()
                         ));

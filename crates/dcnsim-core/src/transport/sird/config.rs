@@ -8,10 +8,49 @@ use crate::scenario::reader::{Section, SpecResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReceiverPolicy {
-    /// The message with the fewest packets still to credit first (the paper's evaluation).
+    /// The message with the fewest bytes still to receive (or packets to credit, by
+    /// `receiver_srpt_key`) first (the paper's evaluation).
     Srpt,
     /// Messages in turn.
     RoundRobin,
+}
+
+/// What a message's size is compared with UnschT in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnschCount {
+    /// Wire bytes, headers included (the reference's `add_header_overhead(size) <= UnschT`).
+    Wire,
+    /// Application payload bytes.
+    Payload,
+}
+
+/// How much of a message <= UnschT goes unscheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnschPrefix {
+    /// The reference's: the whole message if its wire bytes fit in SBmax less the credit the sender
+    /// already holds for that receiver (at least one full packet's worth), else as many full
+    /// packets as fit there (at least one).
+    Capped,
+    /// The paper's text: the first min(BDP, size) bytes, rounded up to whole packets.
+    Whole,
+}
+
+/// The receiver's SRPT order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SrptKey {
+    /// Payload bytes still to receive (the reference's `data_bytes_expected - data_bytes_received`).
+    BytesToReceive,
+    /// Packets still to credit.
+    PacketsToCredit,
+}
+
+/// What a sender must have besides SThr of unused credit to mark csn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CsnRequires {
+    /// At least two messages with unsent data (the reference's `num_outbound() >= 2`).
+    TwoMessages,
+    /// Unsent data for at least two receivers.
+    TwoReceivers,
 }
 
 /// B, SBmax, UnschT and SThr, in BDPs of `bdp_bytes`.
@@ -47,6 +86,10 @@ pub struct SirdConfig {
     pub buckets: BucketConfig,
     pub loops: LoopConfig,
     pub receiver_policy: ReceiverPolicy,
+    pub unsch_thr_counts: UnschCount,
+    pub unscheduled_prefix: UnschPrefix,
+    pub receiver_srpt_key: SrptKey,
+    pub csn_requires: CsnRequires,
     /// Share of the sender's uplink given to the receiver with the shortest message.
     pub sender_srpt_share: f64,
     pub use_priorities: bool,
@@ -63,7 +106,15 @@ impl SirdConfig {
         let buckets = BucketConfig::read(s)?;
         let loops = LoopConfig::read(s)?;
         let policy = s.choice_or("receiver_policy", &["srpt", "round_robin"], "srpt",
-            "[sird] which message a receiver credits next: fewest packets left to credit (the paper's evaluation), or in turn")?;
+            "[sird] which message a receiver credits next: the shortest remainder (receiver_srpt_key; the paper's evaluation), or in turn")?;
+        let counts = s.choice_or("unsch_thr_counts", &["wire", "payload"], "wire",
+            "[sird] what a message's size is compared with UnschT in: wire bytes, headers included (the authors' simulator), or payload bytes")?;
+        let prefix = s.choice_or("unscheduled_prefix", &["capped", "whole"], "capped",
+            "[sird] unscheduled part of a message <= UnschT: capped = whole packets within SBmax less the credit the sender already holds for that receiver, at least one (the authors' simulator); whole = the first min(BDP, size) bytes (the paper's text)")?;
+        let key = s.choice_or("receiver_srpt_key", &["bytes_to_receive", "packets_to_credit"], "bytes_to_receive",
+            "[sird] the receiver's SRPT order: payload bytes still to receive (the authors' simulator) or packets still to credit")?;
+        let csn = s.choice_or("csn_requires", &["two_messages", "two_receivers"], "two_messages",
+            "[sird] besides SThr of unused credit, a sender marks csn only with unsent data in at least two messages (the authors' simulator) or for at least two receivers")?;
         let share = s.f64_or("sender_srpt_share", 0.5, "fraction",
             "[sird] share of a sender's uplink for the receiver with its shortest message; the rest is fair-shared over receivers (section 5.4: 0.5; 0 = fair sharing only)")?;
         s.ensure((0.0..=1.0).contains(&share), "sender_srpt_share", format!("must be in [0, 1], got {share}"))?;
@@ -84,6 +135,14 @@ impl SirdConfig {
             buckets,
             loops,
             receiver_policy: if policy == "srpt" { ReceiverPolicy::Srpt } else { ReceiverPolicy::RoundRobin },
+            unsch_thr_counts: if counts == "wire" { UnschCount::Wire } else { UnschCount::Payload },
+            unscheduled_prefix: if prefix == "capped" { UnschPrefix::Capped } else { UnschPrefix::Whole },
+            receiver_srpt_key: if key == "bytes_to_receive" {
+                SrptKey::BytesToReceive
+            } else {
+                SrptKey::PacketsToCredit
+            },
+            csn_requires: if csn == "two_messages" { CsnRequires::TwoMessages } else { CsnRequires::TwoReceivers },
             sender_srpt_share: share,
             use_priorities,
             pace_credits,

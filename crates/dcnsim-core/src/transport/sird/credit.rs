@@ -2,7 +2,7 @@
 //! issue of credit, and which message gets it.
 
 use super::state::{srpt_key, Host, NOT_CANDIDATE};
-use super::{ReceiverPolicy, Sird, MD_SPACING_WINDOWS, TIMER_PACER};
+use super::{ReceiverPolicy, Sird, SrptKey, MD_SPACING_WINDOWS, TIMER_PACER};
 use crate::net::packet::{HostId, PacketKind};
 use crate::transport::parts::srpt_pick;
 use crate::transport::Ctx;
@@ -102,7 +102,11 @@ impl Sird {
                 let keys = h.inbound.iter().map(|&slot| match self.admits(h, slot) {
                     Some(_) => {
                         let c = &self.conns[slot];
-                        srpt_key(c.packets() - c.rx_granted, c.id)
+                        let left = match self.cfg.receiver_srpt_key {
+                            SrptKey::BytesToReceive => c.layout.size_bytes() - c.rx_payload,
+                            SrptKey::PacketsToCredit => c.packets() - c.rx_granted,
+                        };
+                        srpt_key(left, c.id)
                     }
                     None => NOT_CANDIDATE,
                 });

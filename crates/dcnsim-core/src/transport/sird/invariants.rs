@@ -97,11 +97,12 @@ impl Sird {
     fn check_sender_host(&self, h: HostId) {
         let host = &self.hosts[h as usize];
         assert!(host.credit >= 0, "host {h}: credit held {}", host.credit);
-        let (mut credit, mut sending, mut ready, mut ready_pairs) = (0, 0, 0, 0);
+        let (mut credit, mut sending, mut unsent, mut ready, mut ready_pairs) = (0, 0, 0, 0, 0);
         for &pi in &host.out_pairs {
             let p = &self.pairs[pi as usize];
             credit += p.credit;
             sending += u32::from(p.unsent > 0);
+            unsent += p.unsent;
             ready += p.ready;
             if p.ready > 0 {
                 ready_pairs += 1;
@@ -109,9 +110,9 @@ impl Sird {
             }
         }
         assert_eq!(
-            (credit, sending, ready, ready_pairs),
-            (host.credit, host.sending_receivers, host.ready, host.ready_pairs.len()),
-            "host {h}: credit held, receivers with unsent data, ready messages, ready pairs"
+            (credit, sending, unsent, ready, ready_pairs),
+            (host.credit, host.sending_receivers, host.unsent_msgs, host.ready, host.ready_pairs.len()),
+            "host {h}: credit held, receivers and messages with unsent data, ready messages, ready pairs"
         );
     }
 

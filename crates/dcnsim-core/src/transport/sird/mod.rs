@@ -15,8 +15,8 @@
 //!   adds MTU^2/SB (one MTU per window; the reference's burst logic amounts to that); a marked
 //!   packet cuts SB by SB alpha/2 at most once per 1.5 windows (first after one window);
 //!   SB stays in [floor x SBmax, SBmax] with floors 0.03 (network) and 0.1 (sender). Credit is
-//!   issued one packet at a time to the message chosen by policy (SRPT, or round robin) among
-//!   those whose sender's bucket is not full, while b + credit <= B, paced at the receiver's link
+//!   issued one packet at a time to the message chosen by policy (SRPT on payload bytes still to
+//!   receive, or round robin) among those whose sender's bucket is not full, while b + credit <= B, paced at the receiver's link
 //!   rate (one credit per serialization time of the data it grants); data arrival returns its
 //!   credit to B and SB
 //! - sender (Algorithm 2): at each transmission opportunity of its NIC (the NIC holds no data
@@ -25,11 +25,13 @@
 //!   the rest fair-shared (smooth weighted round robin, as the reference) — then that receiver's
 //!   credited message with the fewest packets left. Data carries csn while the unused credit the
 //!   sender holds (over all receivers, unscheduled self-credit included) exceeds SThr and it has
-//!   data for at least two receivers
-//! - messages <= UnschT send their first min(BDP, size) bytes (rounded up to whole packets) at
-//!   once, self-credited; the receiver charges them to B and SB when it learns of the message (the
+//!   at least two messages with unsent data
+//! - messages of at most UnschT wire bytes (payload plus headers) send an unscheduled prefix at
+//!   once, self-credited: the whole message if its wire bytes fit in SBmax less the credit the
+//!   sender already holds for that receiver (but at least one full packet), else as many full
+//!   packets as fit there (at least one); the receiver charges them to B and SB when it learns of the message (the
 //!   reference's account_unsched = 1). Larger messages send a CREDITREQ and wait for credit; for
-//!   a message <= UnschT longer than BDP the first unscheduled packet (which, like every data
+//!   a message <= UnschT with a scheduled rest the first unscheduled packet (which, like every data
 //!   packet, carries the message size) requests the rest, as in the reference
 //! - priorities (`use_priorities`, default on): CREDITREQ, CREDIT, RESEND, ACK and unscheduled
 //!   data in class 0, scheduled data in class 1 (the run's `[queue] priorities` must be 2 for them
@@ -52,11 +54,20 @@
 //! while it is not full (the reference's SB test), so neither B nor SB below one packet can stall
 //! a flow; SRPT ties go to the lower flow id; BDP defaults to the run's host rate x base RTT.
 //!
+//! Rules where the paper's text leaves a choice and we follow the authors' simulator (whose code
+//! produced the paper's numbers; r2p2-cc-hybrid.cc and r2p2-hybrid-support.h), each with the
+//! alternative as a key: UnschT is compared with wire bytes, `add_header_overhead(size) <=
+//! unsolicited_thresh_bytes_` (`unsch_thr_counts = "payload"`: messages of 0.957-1 BDP of payload
+//! become unscheduled); the unscheduled self-credit is capped by SBmax less the credit held for
+//! that receiver, `available_backlog_space = max_srpb_ - avail_credit_bytes_` (`unscheduled_prefix
+//! = "whole"`: the first min(BDP, size) bytes of every message <= UnschT, as the paper's §4.1
+//! text; burstier under many small messages); the receiver's SRPT key is payload bytes still to
+//! receive, `data_bytes_expected_ - data_bytes_received_` (`receiver_srpt_key =
+//! "packets_to_credit"`); csn needs two messages with unsent data, `num_outbound() >= 2`
+//! (`csn_requires = "two_receivers"`; the paper's Algorithm 2 states no such condition).
+//!
 //! Not modelled: host processing delays and the reference's 30 ns polling loop (hosts react
-//! instantly, and the NIC never holds a data backlog); the csn condition counts receivers with
-//! unsent data (the reference counts messages); the reference's cap of a sender's unscheduled
-//! self-credit to SBmax per receiver (each message <= UnschT sends its whole prefix, as the
-//! paper says); the reference's optional extras (HPCC-style sender loop, "priority flow",
+//! instantly, and the NIC never holds a data backlog); the reference's optional extras (HPCC-style sender loop, "priority flow",
 //! bursts when idle); credit expiry; RPC replies (messages are one-way); a timeout shorter than
 //! the worst queueing delay resends packets still in flight (counted as duplicates).
 //!
@@ -83,7 +94,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub use config::{BucketConfig, LoopConfig, ReceiverPolicy, SirdConfig};
+pub use config::{BucketConfig, CsnRequires, LoopConfig, ReceiverPolicy, SirdConfig, SrptKey, UnschCount, UnschPrefix};
 
 use super::conns::ConnTable;
 use super::parts::{MessageLayout, ReceivedSet};
@@ -199,6 +210,7 @@ impl Sird {
         let pair = &mut self.pairs[pi as usize];
         pair.msgs.push(slot);
         pair.unsent += 1;
+        h.unsent_msgs += 1;
         if pair.unsent == 1 {
             h.sending_receivers += 1;
         }
@@ -216,17 +228,45 @@ impl Sird {
         self.check_after(Some(slot), pi, src, dst);
     }
 
-    fn insert_conn(&mut self, ctx: &Ctx, id: FlowId, src: HostId, dst: HostId, layout: MessageLayout) -> u32 {
+    /// Unscheduled packets at the head of a new message from the sender of `pair`: none above
+    /// UnschT (`unsch_thr_counts` says in which bytes), else per `unscheduled_prefix`.
+    fn unscheduled_prefix(&self, layout: &MessageLayout, pair: u32) -> u64 {
         let size = layout.size_bytes();
-        let mss = layout.mss() as u64;
-        let prefix = if size <= self.p.unsch_thr { size.min(self.p.bdp).div_ceil(mss) } else { 0 };
+        let wire = layout.wire_bytes_of(0, layout.packets());
+        let counted = match self.cfg.unsch_thr_counts {
+            UnschCount::Wire => wire,
+            UnschCount::Payload => size,
+        };
+        if counted > self.p.unsch_thr {
+            return 0;
+        }
+        match self.cfg.unscheduled_prefix {
+            UnschPrefix::Whole => size.min(self.p.bdp).div_ceil(layout.mss() as u64),
+            UnschPrefix::Capped => {
+                // The reference's self-credit: at most SBmax less what the sender already holds
+                // for this receiver, never below one full packet, in whole packets.
+                let full = self.framing.mtu_bytes as f64;
+                let held = self.pairs[pair as usize].credit as f64;
+                let room = (self.p.sb_max.min(self.p.sb_max - held)).max(full);
+                if wire as f64 <= room {
+                    layout.packets()
+                } else {
+                    ((room / full) as u64).clamp(1, layout.packets())
+                }
+            }
+        }
+    }
+
+    fn insert_conn(&mut self, ctx: &Ctx, id: FlowId, src: HostId, dst: HostId, layout: MessageLayout) -> u32 {
+        let pair = self.pair(src, dst);
+        let prefix = self.unscheduled_prefix(&layout, pair);
         let conn = Conn {
             id,
             src,
             dst,
             layout,
             prefix,
-            pair: self.pair(src, dst),
+            pair,
             path_key: mix64(id as u64 ^ 0x51d) as u32,
             next_new: 0,
             granted: prefix,
@@ -238,6 +278,7 @@ impl Sird {
             rx_known: false,
             rx_granted: 0,
             rx: ReceivedSet::default(),
+            rx_payload: 0,
             rx_done: false,
             rx_listed: false,
             rx_last: ctx.now(),
@@ -375,14 +416,16 @@ impl Protocol for Sird {
         out.push(("sent_packets", c.next_new as f64));
     }
     /// The paper's setup (Table 2): two priority classes, ECN on core links at NThr = 1.25 BDP
-    /// (17 KB at the suite's 10 Gb/s), per-packet spraying. Messages up to UnschT = 1 BDP start
+    /// (17 KB at the suite's 10 Gb/s), per-packet spraying. Messages up to UnschT = 1 BDP (wire) start
     /// at line rate; larger ones wait for the first credit (one control round trip), then paced
     /// credit keeps the link busy.
     fn conformance(_name: &str) -> Conformance {
         Conformance {
             spec: "[queue]\npriorities = 2\n[queue.fabric]\necn = \"step\"\necn_k_bytes = 17000\n\
                    [routing]\nload_balancing = \"spray\"\n",
-            lone_flow: LoneFlow::Handshake { exact_up_to_bdp: 1.0, max_extra_rtts: 1.0 },
+            // UnschT counts wire bytes: a lone message goes unscheduled while payload plus headers
+            // fit in 1 BDP, i.e. up to ~0.95 BDP of payload (0.957 with 1,500 B packets).
+            lone_flow: LoneFlow::Handshake { exact_up_to_bdp: 0.95, max_extra_rtts: 1.0 },
             exempt: &[],
         }
     }

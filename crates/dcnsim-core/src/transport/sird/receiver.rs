@@ -49,6 +49,7 @@ impl Sird {
         }
         c.rx_last = ctx.now();
         let w = c.wire(pkt.seq, pkt.seq + 1);
+        c.rx_payload += c.layout.payload(pkt.seq) as u64;
         ctx.delivered(c.id, c.layout.payload(pkt.seq) as u64);
         if c.rx.count() == c.rx_granted {
             c.rx_backoff = 0; // everything credited is in: the next silence starts afresh

@@ -2,7 +2,7 @@
 //! resend requests and the final ACK, probe a silent receiver.
 
 use super::state::{srpt_key, NOT_CANDIDATE};
-use super::{Sird, CSN, MAX_BACKOFF, TIMER_TX};
+use super::{CsnRequires, Sird, CSN, MAX_BACKOFF, TIMER_TX};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
 use crate::transport::parts::srpt_pick;
 use crate::transport::Ctx;
@@ -65,7 +65,11 @@ impl Sird {
 
     fn send_data(&mut self, ctx: &mut Ctx, host: HostId, pi: u32, slot: u32) {
         let h = &self.hosts[host as usize];
-        let csn = h.credit as f64 > self.p.sthr && h.sending_receivers >= 2;
+        let spread = match self.cfg.csn_requires {
+            CsnRequires::TwoMessages => h.unsent_msgs >= 2,
+            CsnRequires::TwoReceivers => h.sending_receivers >= 2,
+        };
+        let csn = h.credit as f64 > self.p.sthr && spread;
         let (idx, retx) = self.take_packet(host, pi, slot);
         let c = &mut self.conns[slot];
         let unscheduled = idx < c.prefix;
@@ -117,6 +121,7 @@ impl Sird {
         debug_assert!(pair.credit >= 0 && h.credit >= 0, "sent without credit");
         if !retx && c.next_new == c.packets() {
             pair.unsent -= 1;
+            h.unsent_msgs -= 1;
             if pair.unsent == 0 {
                 h.sending_receivers -= 1;
             }
@@ -222,6 +227,7 @@ impl Sird {
         h.credit -= left;
         if never_sent {
             pair.unsent -= 1;
+            h.unsent_msgs -= 1;
             if pair.unsent == 0 {
                 h.sending_receivers -= 1;
             }

@@ -45,6 +45,8 @@ pub(super) struct Conn {
     /// Credit frontier: packets below it were granted (or unscheduled).
     pub rx_granted: u64,
     pub rx: ReceivedSet,
+    /// Payload bytes received (distinct packets).
+    pub rx_payload: u64,
     pub rx_done: bool,
     /// In the receiver's `inbound` list (known, packets still to credit).
     pub rx_listed: bool,
@@ -97,9 +99,9 @@ impl Conn {
     }
 }
 
-/// SRPT order of messages: fewest packets left, ties to the lower flow id, as one integer for
-/// [`srpt_pick`](crate::transport::parts::srpt_pick). The count saturates at 2^32 - 2 packets
-/// (beyond that, ties go by id), so `NOT_CANDIDATE` stays above every key.
+/// SRPT order of messages: fewest packets (at the receiver by default, payload bytes) left, ties to
+/// the lower flow id, as one integer for [`srpt_pick`](crate::transport::parts::srpt_pick). The
+/// count saturates at 2^32 - 2 (beyond that, ties go by id), so `NOT_CANDIDATE` stays above every key.
 #[inline]
 pub(super) fn srpt_key(left: u64, id: FlowId) -> u64 {
     left.min(u32::MAX as u64 - 1) << 32 | id as u64
@@ -171,6 +173,8 @@ pub(super) struct Host {
     pub credit: i64,
     /// Receivers this host still has never-sent data for.
     pub sending_receivers: u32,
+    /// Messages from this host with never-sent packets (the sum of its pairs' `unsent`).
+    pub unsent_msgs: u32,
     /// Messages from this host with a packet they may send now.
     pub ready: u32,
     // Receiver.
@@ -196,6 +200,7 @@ impl Host {
             ready_pairs: Vec::new(),
             credit: 0,
             sending_receivers: 0,
+            unsent_msgs: 0,
             ready: 0,
             b: 0,
             unscheduled: 0,

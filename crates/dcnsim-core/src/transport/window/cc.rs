@@ -10,6 +10,7 @@
 
 pub mod dctcp;
 pub mod reno;
+pub mod swift;
 
 use crate::engine::time::{Rate, Time};
 

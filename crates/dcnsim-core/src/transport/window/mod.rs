@@ -1,7 +1,8 @@
 //! The window sender: a reliable byte stream ([`sender`]) whose window comes from a congestion
 //! controller ([`cc`]). A protocol built on it is a [`WindowProtocol`]: its names, its
 //! controller and the controller's own spec keys; [`WindowTransport`] makes it a [`Protocol`].
-//! DCTCP (`transport/dctcp.rs`) and NewReno (`transport/newreno.rs`) are such protocols.
+//! DCTCP (`transport/dctcp.rs`), NewReno (`transport/newreno.rs`) and Swift (`transport/swift.rs`) are such
+//! protocols.
 
 pub mod cc;
 pub mod sender;
@@ -32,6 +33,18 @@ pub trait WindowProtocol {
     /// Reads the controller's own keys (read before the sender's shared ones).
     fn read_params(s: &mut Section) -> SpecResult<Self::Params>;
     fn control(params: &Self::Params, window: &WindowSetup) -> Self::Control;
+
+    /// The counter of window cuts for congestion signals (the controller's `on_ack` returning true).
+    const CUT_COUNTER: &'static str = "ecn_window_cuts";
+
+    /// The controller scales with the path's switch count (Swift's per-hop target): the sender then
+    /// builds each flow's controller with [`WindowProtocol::control_on_path`].
+    const WANTS_HOPS: bool = false;
+    /// The controller of a flow whose path crosses `hops` switches (0 unless `WANTS_HOPS`).
+    fn control_on_path(params: &Self::Params, window: &WindowSetup, hops: u32) -> Self::Control {
+        debug_assert!(Self::WANTS_HOPS || hops == 0);
+        Self::control(params, window)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -50,35 +63,38 @@ fn read_shared(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecRes
         "initial_window_packets",
         10,
         "packets",
-        "[dctcp, newreno] initial congestion window (SIRD's evaluation: ~1 BDP)",
+        "[dctcp, newreno, swift] initial congestion window (SIRD's evaluation: ~1 BDP)",
     )?;
     s.ensure((1..=1_000_000).contains(&iw), "initial_window_packets", "must be in [1, 1000000]")?;
     let slow_start = s.bool_or(
         "slow_start",
         true,
-        "[dctcp, newreno] grow exponentially up to ssthresh; false = fixed initial window, additive increase only",
+        "[dctcp, newreno] grow exponentially up to ssthresh; false = fixed initial window, additive increase only (an error for swift)",
     )?;
-    let max_window =
-        s.u64_opt("max_window_packets", "packets", "[dctcp, newreno] cap on the congestion window; unset = none")?;
+    let max_window = s.u64_opt(
+        "max_window_packets",
+        "packets",
+        "[dctcp, newreno, swift] cap on the congestion window; unset = none",
+    )?;
     if let Some(m) = max_window {
         s.ensure(m >= 1, "max_window_packets", "must be at least 1")?;
     }
-    let min_rto = s.f64_or("min_rto_us", 200.0, "us", "[dctcp, newreno] floor of the retransmission timeout")?;
+    let min_rto = s.f64_or("min_rto_us", 200.0, "us", "[dctcp, newreno, swift] floor of the retransmission timeout")?;
     s.ensure(min_rto > 0.0 && min_rto <= crate::limits::MAX_RTO_US, "min_rto_us", "must be in (0, 1e7] us")?;
     let init_rto = s.f64_or(
         "initial_rto_us",
         1000.0,
         "us",
-        "[dctcp, newreno] retransmission timeout before the first RTT sample",
+        "[dctcp, newreno, swift] retransmission timeout before the first RTT sample",
     )?;
     s.ensure(init_rto > 0.0 && init_rto <= crate::limits::MAX_RTO_US, "initial_rto_us", "must be in (0, 1e7] us")?;
     let dupack =
-        s.u64_or("dupack_threshold", 3, "ACKs", "[dctcp, newreno] duplicate ACKs that trigger fast retransmit")?;
+        s.u64_or("dupack_threshold", 3, "ACKs", "[dctcp, newreno, swift] duplicate ACKs that trigger fast retransmit")?;
     s.ensure((1..=100).contains(&dupack), "dupack_threshold", "must be in [1, 100]")?;
     let data_priority =
-        s.u64_or("data_priority", 0, "class", "[dctcp, newreno] priority class of data packets (0 = highest)")?;
+        s.u64_or("data_priority", 0, "class", "[dctcp, newreno, swift] priority class of data packets (0 = highest)")?;
     let control_priority =
-        s.u64_or("control_priority", 0, "class", "[dctcp, newreno] priority class of ACKs (0 = highest)")?;
+        s.u64_or("control_priority", 0, "class", "[dctcp, newreno, swift] priority class of ACKs (0 = highest)")?;
     s.ensure(data_priority < 8, "data_priority", "must be in 0..7")?;
     s.ensure(control_priority < 8, "control_priority", "must be in 0..7")?;
     s.ensure(
@@ -155,7 +171,8 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
 
     fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
         let rec = ctx.flow(id);
-        let cc = P::control(&self.cfg.params, &self.cfg.window);
+        let hops = if P::WANTS_HOPS { ctx.hops(rec.src, rec.dst) } else { 0 };
+        let cc = P::control_on_path(&self.cfg.params, &self.cfg.window, hops);
         let conn = Conn::new(id, rec.src, rec.dst, rec.size, &self.cfg.sender, cc);
         let slot = self.conns.insert(id, conn);
         self.conns[slot].send_window(ctx, &self.cfg.sender, &mut self.counters);
@@ -198,7 +215,7 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
             ("retransmitted_packets", n.retransmitted_packets),
             ("fast_retransmits", n.fast_retransmits),
             ("timeouts", n.timeouts),
-            ("ecn_window_cuts", n.window_cuts),
+            (P::CUT_COUNTER, n.window_cuts),
         ]
     }
 

@@ -53,7 +53,7 @@ pub struct Counters {
     pub retransmitted_packets: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
-    /// Window cuts for congestion signals (ECN echoes), not for losses.
+    /// Window cuts for congestion signals (ECN echoes, or delay over target for Swift), not for losses.
     pub window_cuts: u64,
 }
 

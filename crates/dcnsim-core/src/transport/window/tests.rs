@@ -110,17 +110,7 @@ fn strays(n: u32, flows: &[(u32, u32)]) -> Vec<Packet> {
     let mut out = Vec::new();
     for f in 0..=n {
         let (src, dst) = flows.get(f as usize).copied().unwrap_or((2, 3));
-        for kind in [
-            PacketKind::Data,
-            PacketKind::Ack,
-            PacketKind::Nack,
-            PacketKind::Pull,
-            PacketKind::Credit,
-            PacketKind::CreditRequest,
-            PacketKind::Header,
-            PacketKind::Bounced,
-            PacketKind::Control,
-        ] {
+        for kind in PacketKind::ALL {
             // Every kind in both directions: to the host that expects it and to the one that does not.
             // Data: duplicates or early copies of real segments; feedback: stale, or beyond
             // anything sent (an ACK for unsent data a receiver could hold is forgery).
