@@ -159,8 +159,8 @@ fn timely_keeps_the_rtt_between_t_low_and_t_high() {
         samples += rtt.len();
     }
     eprintln!(
-        "timely incast: {above_low} of {samples} RTT samples at or above T_low; queue max {max_q} B, mean {mean_q:.0} B, \
-         utilization {util:.3}"
+        "timely incast: {above_low} of {samples} RTT samples at or above T_low; queue max {max_q} B, \
+         mean {mean_q:.0} B, utilization {util:.3}"
     );
     // Below T_low the rate only grows, so the queue is pushed up to T_low again and again.
     assert!(above_low * 10 > samples, "{above_low} of {samples} samples reach T_low");
@@ -197,9 +197,10 @@ fn lossy_run(protocol: &str, recovery: &str) -> (Vec<String>, u64) {
     let flows: Vec<_> = (0..8u32).map(|i| (i % 6, (i + 3) % 6, 300_000 + 7919 * i as u64, 1.0 + i as f64)).collect();
     let f = flow_file(&format!("rdma-lossy-{protocol}-{recovery}"), &flows);
     let out = run_checked(&spec(&format!(
-        "seed = 8\nduration_us = 2000000.0\n[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 3\nspines = 2\n\
-         host_rate_gbps = 10.0\ncore_rate_gbps = 40.0\nhost_delay_us = 1.0\ncore_delay_us = 1.0\nloss_probability = 0.01\n\
-         [queue]\nlimit_bytes = 1000000\n{RED_10G}\n[transport]\nprotocol = \"{protocol}\"\nrecovery = \"{recovery}\"\n\
+        "seed = 8\nduration_us = 2000000.0\n[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 3\n\
+         spines = 2\nhost_rate_gbps = 10.0\ncore_rate_gbps = 40.0\nhost_delay_us = 1.0\ncore_delay_us = 1.0\n\
+         loss_probability = 0.01\n[queue]\nlimit_bytes = 1000000\n{RED_10G}\n[transport]\nprotocol = \"{protocol}\"\n\
+         recovery = \"{recovery}\"\n\
          [[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
         f.display()
     )));
@@ -228,7 +229,8 @@ fn bad_keys_name_the_field() {
     let base = |protocol: &str, key: &str| {
         spec(&format!(
             "seed = 1\nduration_us = 10.0\n[topology]\nkind = \"single_switch\"\nhosts = 3\nhost_rate_gbps = 10.0\n\
-             [transport]\nprotocol = \"{protocol}\"\n{key}\n[[workload]]\nkind = \"incast\"\nsenders = 2\nsize_bytes = 1000\nat_us = 0.0\n"
+             [transport]\nprotocol = \"{protocol}\"\n{key}\n[[workload]]\nkind = \"incast\"\nsenders = 2\n\
+             size_bytes = 1000\nat_us = 0.0\n"
         ))
     };
     let cases = [
