@@ -91,6 +91,7 @@ const _: () = assert!(size_of::<Packet>() <= 64, "Packet must fit a 64-byte cach
 
 // Limits fit the integer types that carry them.
 const _: () = assert!(MAX_LIVE_PACKETS <= PacketId::MAX as usize, "packet ids are u32");
+const _: () = assert!(MAX_LIVE_PACKETS < 1 << 31, "a PFC frame on a link is an id with the top bit set");
 const _: () = assert!(MAX_FLOWS < FlowId::MAX as usize, "flow ids are u32, u32::MAX kept free");
 const _: () = assert!(MAX_HOSTS <= HostId::MAX as u64, "host ids are u32");
 const _: () = assert!(MAX_FAT_TREE_K * MAX_FAT_TREE_K * MAX_FAT_TREE_K / 4 <= MAX_HOSTS, "a full fat tree fits");

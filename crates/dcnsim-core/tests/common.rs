@@ -149,7 +149,7 @@ pub fn drain(
                     continue; // lost on a lossy link
                 };
                 if node >= net.hosts {
-                    net.forward(node, pkt, now, ev);
+                    net.switch_arrival(port, node, pkt, now, ev);
                 } else {
                     got.push(*net.pool.get(pkt));
                     net.pool.release(pkt, Fate::Delivered);

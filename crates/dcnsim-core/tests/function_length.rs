@@ -14,9 +14,8 @@ const LIMIT: usize = 70;
 /// Today's longer functions: (file from the workspace root, fn name, body lines). Split one and
 /// lower or drop its entry; never raise one.
 const ALLOWED: &[(&str, &str, usize)] = &[
-    ("crates/dcnsim-core/src/metrics/summary.rs", "collect", 206),
-    ("crates/dcnsim-core/src/net/queue.rs", "read", 116),
-    ("crates/dcnsim-core/src/scenario/spec.rs", "read", 142),
+    ("crates/dcnsim-core/src/metrics/summary.rs", "collect", 184),
+    ("crates/dcnsim-core/src/scenario/spec.rs", "read", 123),
     ("crates/dcnsim-core/src/workload/generators.rs", "build", 115),
 ];
 

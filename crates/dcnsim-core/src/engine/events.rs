@@ -18,6 +18,9 @@ pub enum Event {
     FlowArrival,
     /// A timer of the run's transport number `transport`; `kind` and `id` mean what it says.
     Timer { kind: u8, transport: u8, id: u32 },
+    /// A switch-side timer for a pipeline stage that needs one (`net::pipeline`; the PFC deadlock
+    /// check); `kind` and `id` mean what that stage says.
+    SwitchTimer { kind: u8, id: u32 },
     /// The measurement window opens: statistics are reset.
     MeasureStart,
     /// Periodic sampling of queue lengths (when enabled).
@@ -152,7 +155,7 @@ impl EventQueue {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_node(&mut self, slot: usize, e: Entry) {
         let n = if self.free != NIL {
             let n = self.free;

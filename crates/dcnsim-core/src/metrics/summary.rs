@@ -336,31 +336,23 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
             .collect();
         summary["transports"] = json!(all);
     }
-    let mut timeseries = Table::default();
-    let sm = &sim.samples;
-    timeseries.push("time_ps", Column::U64(sm.iter().map(|s| s.0).collect()));
-    timeseries.push(
-        "series",
-        Column::Str(
-            sm.iter().map(|s| if s.1 == 0 { "switch_queue_bytes" } else { "host_rx_gbps" }.to_string()).collect(),
-        ),
-    );
-    timeseries.push(
-        "name",
-        Column::Str(
-            sm.iter()
-                .map(|s| {
-                    if s.1 == 0 {
-                        net.node_names[(net.hosts + s.2) as usize].clone()
-                    } else {
-                        net.node_names[s.2 as usize].clone()
-                    }
-                })
-                .collect(),
-        ),
-    );
-    timeseries.push("value", Column::F64(sm.iter().map(|s| s.3).collect()));
+    let timeseries = timeseries_table(sim);
     // The traces are taken out of the simulation and attached by the caller (`TraceOutput`).
     let (trace, flow_state) = (Table::default(), Table::default());
+    super::fabric::extend(sim, &mut ports, &mut switches, &mut summary);
     Ok(RunOutput { flows, ports, switches, timeseries, trace, flow_state, summary, resolved_spec: resolved })
+}
+
+/// The time series: switch queues (and shared-buffer use) per switch, receive rates per host.
+fn timeseries_table(sim: &Simulation) -> Table {
+    const SERIES: [&str; 4] = ["switch_queue_bytes", "host_rx_gbps", "switch_shared_bytes", "switch_headroom_bytes"];
+    let (net, sm) = (&sim.net, &sim.samples);
+    // Series 1 is per host; the others are per switch.
+    let node = |s: &(u64, u8, u32, f64)| if s.1 == 1 { s.2 } else { net.hosts + s.2 };
+    let mut t = Table::default();
+    t.push("time_ps", Column::U64(sm.iter().map(|s| s.0).collect()));
+    t.push("series", Column::Str(sm.iter().map(|s| SERIES[s.1 as usize].to_string()).collect()));
+    t.push("name", Column::Str(sm.iter().map(|s| net.node_names[node(s) as usize].clone()).collect()));
+    t.push("value", Column::F64(sm.iter().map(|s| s.3).collect()));
+    t
 }

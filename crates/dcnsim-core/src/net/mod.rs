@@ -1,9 +1,11 @@
-//! The network model: packets, egress ports with their queue disciplines and links, routing.
+//! The network model: packets, egress ports with their pipelines of queue stages and links, routing.
 pub mod network;
 pub mod packet;
 pub mod paths;
+pub mod pipeline;
 pub mod port;
 pub mod queue;
 pub mod routing;
 
 pub use network::{Network, QueueConfigs};
+pub use pipeline::SwitchConfig;

@@ -6,6 +6,10 @@
 //! Events per packet per hop: one `LinkArrival`, plus one `PortFree` only when the port is
 //! backlogged. A packet that finds its port idle starts serializing at once.
 //!
+//! What an egress port does to a packet is a pipeline of stages (`net::pipeline`): admission,
+//! marking, class queues, scheduling, and a dequeue stage; this file holds the mechanics the stages
+//! share (occupancy, the class queues' fast path, transmission, arrival).
+//!
 //! With a `[trace]` table, `tracer` records what happens to the traced flows' packets; without
 //! one, each hook is a test of an empty `Option` that the branch predictor always gets right.
 //!
@@ -17,9 +21,11 @@ use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
 use crate::engine::time::{Rate, Time};
 use crate::metrics::trace::{PacketTrace, TraceEvent};
-use crate::net::packet::{flags, Fate, LoadBalancing, PacketId, PacketKind, PacketPool};
+use crate::net::packet::{Fate, PacketId, PacketKind, PacketPool};
+use crate::net::pipeline::pfc::{is_mac_frame, Pfc};
+use crate::net::pipeline::shared_buffer::Buffers;
 use crate::net::port::{NodeId, OccupancyStats, Port, PortId, PortRole};
-use crate::net::queue::{QueueConfig, Scheduling, Trim};
+use crate::net::queue::{EcnAt, QueueConfig, Scheduling};
 use crate::net::routing::Routes;
 use crate::topology::{Graph, Tier};
 
@@ -44,15 +50,24 @@ pub struct Network {
     pub routes: Routes,
     pub pool: PacketPool,
     pub cfgs: Vec<QueueConfig>,
-    rng: Rng,
+    pub(crate) rng: Rng,
     /// Records the traced flows' packets, when the run traces any.
     pub tracer: Option<Box<PacketTrace>>,
+    /// The switches' shared buffers (`[switch] buffer_bytes`).
+    pub buffers: Option<Box<Buffers>>,
+    /// Priority flow control state (`[switch] pfc`).
+    pub pfc: Option<Box<Pfc>>,
+    /// INT: bytes each port has sent since the run started (never reset; `[switch] int`).
+    pub(crate) int_tx_bytes: Vec<u64>,
+    /// PFC frames on links (they sit in pipes but are not pooled packets).
+    pub(crate) mac_frames_in_flight: u64,
     /// Random link loss draws only (kept apart so lossless runs never touch it).
     loss_rng: Rng,
 }
 
 impl Network {
-    /// Builds ports from the graph's links (two per link) and computes the routes.
+    /// Builds ports from the graph's links (two per link: ports 2i and 2i + 1 are the two
+    /// directions of link i, so `port ^ 1` is a port's reverse) and computes the routes.
     /// `switch_latency` is added to the delay of every link into a switch.
     pub fn build(
         g: &Graph,
@@ -95,11 +110,15 @@ impl Network {
             add(l.a, l.b, l.rate_ab, l.loss_ab, l);
             add(l.b, l.a, l.rate_ba, l.loss_ba, l);
         }
+        debug_assert!(ports
+            .iter()
+            .enumerate()
+            .all(|(i, p)| ports[i ^ 1].owner == p.peer && ports[i ^ 1].peer == p.owner));
         let routes = Routes::build(hosts, nodes, &ports, &ports_of, seed)?;
         let mut node_names: Vec<String> = (0..hosts).map(|h| format!("host{h}")).collect();
         node_names.extend(g.switches.iter().map(|s| s.name.clone()));
         let switches = g.switches.len();
-        Ok(Network {
+        let mut net = Network {
             hosts,
             ports,
             ports_of,
@@ -112,8 +131,33 @@ impl Network {
             cfgs,
             rng: Rng::for_component(seed, "network"),
             tracer: None,
+            buffers: None,
+            pfc: None,
+            int_tx_bytes: Vec::new(),
+            mac_frames_in_flight: 0,
             loss_rng: Rng::for_component(seed, "link-loss"),
-        })
+        };
+        net.set_port_stages();
+        Ok(net)
+    }
+
+    /// Sets each port's stage state from its configuration: DRR credit, and whether a dequeue stage
+    /// runs (marking at dequeue, INT, shared-buffer release).
+    pub(crate) fn set_port_stages(&mut self) {
+        for p in &mut self.ports {
+            let cfg = &self.cfgs[p.cfg as usize];
+            p.deficits = match cfg.scheduling {
+                Scheduling::Drr(_) => Some(Box::default()),
+                _ => None,
+            };
+            p.dequeue_stage = cfg.ecn_at == EcnAt::Dequeue || cfg.int || cfg.shared_buffer;
+        }
+    }
+
+    /// The port carrying the opposite direction of `port`'s link.
+    #[inline]
+    pub fn reverse(port: PortId) -> PortId {
+        port ^ 1
     }
 
     #[inline]
@@ -122,7 +166,7 @@ impl Network {
     }
 
     #[inline]
-    fn change_occupancy(&mut self, port: PortId, delta_bytes: i64, delta_packets: i64, now: Time) {
+    pub(crate) fn change_occupancy(&mut self, port: PortId, delta_bytes: i64, delta_packets: i64, now: Time) {
         let p = &mut self.ports[port as usize];
         let before = p.bytes;
         p.bytes = (p.bytes as i64 + delta_bytes) as u64;
@@ -137,39 +181,9 @@ impl Network {
         }
     }
 
-    /// Offers a packet to an egress port: drop (or trim), mark, and queue or start sending at once.
-    pub fn enqueue(&mut self, port: PortId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
-        let p = &mut self.ports[port as usize];
-        let cfg = &self.cfgs[p.cfg as usize];
-        if let Some(trim) = cfg.trim {
-            return self.enqueue_trimming(port, pkt, trim, now, ev);
-        }
-        let packet = self.pool.get_mut(pkt);
-        let size = packet.size;
-        if cfg.overflows(p.bytes, p.packets, size) {
-            p.counters.drops += 1;
-            if self.tracer.is_some() {
-                self.trace(now, pkt, port, TraceEvent::Drop);
-            }
-            self.pool.release(pkt, Fate::Dropped);
-            return;
-        }
-        let class = p.class_of(packet.prio);
-        if packet.has(flags::ECT) && cfg.should_mark(p.bytes, p.packets, &mut self.rng) {
-            if !packet.has(flags::CE) {
-                p.counters.marks += 1;
-            }
-            packet.flags |= flags::CE;
-            if self.tracer.is_some() {
-                self.trace_in_class(now, pkt, port, TraceEvent::Mark, class);
-            }
-        }
-        self.admit(port, pkt, class, now, ev);
-    }
-
     /// Queues an accepted packet in `class`, or starts sending it if the port is idle.
     #[inline]
-    fn admit(&mut self, port: PortId, pkt: PacketId, class: usize, now: Time, ev: &mut EventQueue) {
+    pub(crate) fn admit(&mut self, port: PortId, pkt: PacketId, class: usize, now: Time, ev: &mut EventQueue) {
         if self.tracer.is_some() {
             self.trace_in_class(now, pkt, port, TraceEvent::Enqueue, class);
         }
@@ -177,7 +191,7 @@ impl Network {
         let packet = self.pool.get(pkt);
         let (size, is_data) = (packet.size, packet.kind == PacketKind::Data);
         if p.busy_until <= now && p.packets == 0 && p.paused & (1 << class) == 0 {
-            self.start_tx(port, pkt, size, is_data, now, ev);
+            self.start_tx(port, pkt, size, is_data, class, now, ev);
             return;
         }
         p.push(class, pkt, size, is_data);
@@ -188,90 +202,20 @@ impl Network {
         self.change_occupancy(port, size as i64, 1, now);
     }
 
-    /// The trimming discipline (see `queue::Trim`).
-    fn enqueue_trimming(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time, ev: &mut EventQueue) {
-        let packet = *self.pool.get(pkt);
-        if packet.kind != PacketKind::Data {
-            return self.admit_header(port, pkt, trim, now, ev);
-        }
-        let p = &self.ports[port as usize];
-        let cfg = &self.cfgs[p.cfg as usize];
-        let class = p.class_of(packet.prio);
-        debug_assert!(class > 0, "data must not share the header class when trimming");
-        let in_service = if p.busy_until > now { p.wire_data_bytes } else { 0 };
-        let data_bytes = p.class_bytes(class) + in_service as u64;
-        let data_packets = p.class_len(class) as u64 + u64::from(in_service > 0);
-        if !cfg.overflows(data_bytes, data_packets, packet.size) {
-            if packet.has(flags::ECT) && cfg.should_mark(data_bytes, data_packets, &mut self.rng) {
-                self.pool.get_mut(pkt).flags |= flags::CE;
-                self.ports[port as usize].counters.marks += 1;
-                if self.tracer.is_some() {
-                    self.trace(now, pkt, port, TraceEvent::Mark);
-                }
-            }
-            return self.admit(port, pkt, class, now, ev);
-        }
-        // Full: trim the arrival, or (with probability 1/2) the newest queued data packet.
-        if p.class_len(class) > 0 && self.rng.bernoulli(0.5) {
-            let (victim, vsize) = self.ports[port as usize].pop_tail(class).expect("non-empty");
-            self.change_occupancy(port, -(vsize as i64), -1, now);
-            self.trim_to_header(port, victim, trim, now);
-            self.admit_header(port, victim, trim, now, ev);
-            let p = &self.ports[port as usize];
-            let data_bytes = p.class_bytes(class) + in_service as u64;
-            let data_packets = p.class_len(class) as u64 + u64::from(in_service > 0);
-            if !self.cfgs[p.cfg as usize].overflows(data_bytes, data_packets, packet.size) {
-                return self.admit(port, pkt, class, now, ev);
-            }
-        }
-        self.trim_to_header(port, pkt, trim, now);
-        self.admit_header(port, pkt, trim, now, ev);
-    }
-
-    fn trim_to_header(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time) {
-        if self.tracer.is_some() {
-            self.trace(now, pkt, port, TraceEvent::Trim);
-        }
-        self.pool.trimmed += 1;
-        let p = self.pool.get_mut(pkt);
-        debug_assert_eq!(p.kind, PacketKind::Data);
-        p.kind = PacketKind::Header;
-        p.size = trim.header_bytes;
-        p.payload = 0;
-        p.prio = 0;
-        self.ports[port as usize].counters.trims += 1;
-    }
-
-    /// Headers and control packets share class 0; when it is full, return-to-sender or drop.
-    fn admit_header(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time, ev: &mut EventQueue) {
-        let p = &self.ports[port as usize];
-        let size = self.pool.get(pkt).size;
-        if p.class_bytes(0) + size as u64 <= trim.header_limit_bytes {
-            return self.admit(port, pkt, 0, now, ev);
-        }
-        let bounce = trim.bounce && self.pool.get(pkt).kind == PacketKind::Header;
-        if self.tracer.is_some() {
-            let event = if bounce { TraceEvent::Bounce } else { TraceEvent::Drop };
-            self.trace_in_class(now, pkt, port, event, 0);
-        }
-        let p = &mut self.ports[port as usize];
-        let packet = self.pool.get_mut(pkt);
-        if bounce {
-            p.counters.bounces += 1;
-            std::mem::swap(&mut packet.src, &mut packet.dst);
-            packet.kind = PacketKind::Bounced;
-            packet.lb = LoadBalancing::Spray;
-            let node = p.owner;
-            return self.forward(node, pkt, now, ev);
-        }
-        p.counters.drops += 1;
-        self.pool.release(pkt, Fate::Dropped);
-    }
-
-    /// Puts a packet on the wire now. The link must be free: this is where "a link never carries
-    /// more than its rate" is enforced.
+    /// Puts a packet (taken from `class`) on the wire now, then runs the port's dequeue stage. The
+    /// link must be free: this is where "a link never carries more than its rate" is enforced.
     #[inline]
-    fn start_tx(&mut self, port: PortId, pkt: PacketId, size: u32, is_data: bool, now: Time, ev: &mut EventQueue) {
+    #[allow(clippy::too_many_arguments)]
+    fn start_tx(
+        &mut self,
+        port: PortId,
+        pkt: PacketId,
+        size: u32,
+        is_data: bool,
+        class: usize,
+        now: Time,
+        ev: &mut EventQueue,
+    ) {
         let p = &mut self.ports[port as usize];
         assert!(p.busy_until <= now, "port {port} starts a packet while busy until {}", p.busy_until);
         p.wire_data_bytes = if is_data { size } else { 0 };
@@ -286,8 +230,12 @@ impl Network {
             p.wake_pending = true;
             ev.schedule(p.busy_until, Event::PortFree(port));
         }
+        let dequeue_stage = p.dequeue_stage;
         if self.tracer.is_some() {
             self.trace(now, pkt, port, TraceEvent::TxStart);
+        }
+        if dequeue_stage {
+            self.on_dequeue(port, pkt, size, class, now, ev);
         }
     }
 
@@ -302,15 +250,12 @@ impl Network {
             ev.schedule(p.busy_until, Event::PortFree(port));
             return false;
         }
-        let weights = match &self.cfgs[p.cfg as usize].scheduling {
-            Scheduling::Strict => None,
-            Scheduling::Wrr(w) => Some(w.as_slice()),
+        let Some(d) = p.pop_next(&self.cfgs[p.cfg as usize]) else {
+            // Nothing sendable: empty, or every waiting class is paused (then not idle).
+            return p.notify_idle && p.packets == 0;
         };
-        let Some((pkt, size, is_data)) = p.pop_next(weights) else {
-            return p.notify_idle;
-        };
-        self.change_occupancy(port, -(size as i64), -1, now);
-        self.start_tx(port, pkt, size, is_data, now, ev);
+        self.change_occupancy(port, -(d.size as i64), -1, now);
+        self.start_tx(port, d.pkt, d.size, d.is_data, d.class, now, ev);
         let p = &mut self.ports[port as usize];
         if p.has_sendable() && !p.wake_pending {
             p.wake_pending = true;
@@ -339,7 +284,8 @@ impl Network {
     }
 
     /// The head of the port's pipe reached the far end. Returns the packet and the node it
-    /// reached, or `None` if a lossy link lost it there (counted as a loss of this port).
+    /// reached, or `None` when it ends there: a PFC frame (applied here to the far node's port), or
+    /// a packet a lossy link lost (counted as a loss of this port).
     #[inline]
     pub fn on_link_arrival(&mut self, port: PortId, now: Time, ev: &mut EventQueue) -> Option<(PacketId, NodeId)> {
         let p = &mut self.ports[port as usize];
@@ -348,10 +294,14 @@ impl Network {
         if let Some(next) = p.pipe_head_time() {
             ev.schedule(next, Event::LinkArrival(port));
         }
-        let peer = p.peer;
+        let (peer, loss) = (p.peer, p.loss);
+        if is_mac_frame(pkt) {
+            self.on_mac_frame(port, pkt, now, ev);
+            return None;
+        }
         // Draw only on lossy links: a lossless run's random streams are untouched.
-        if p.loss > 0.0 && self.loss_rng.bernoulli(p.loss) {
-            p.counters.losses += 1;
+        if loss > 0.0 && self.loss_rng.bernoulli(loss) {
+            self.ports[port as usize].counters.losses += 1;
             if self.tracer.is_some() {
                 self.trace_loss(now, pkt, port);
             }
@@ -370,7 +320,7 @@ impl Network {
     /// Records `event` for a packet at a port, in the port's class for the packet's priority.
     #[cold]
     #[inline(never)]
-    fn trace(&mut self, now: Time, pkt: PacketId, port: PortId, event: TraceEvent) {
+    pub(crate) fn trace(&mut self, now: Time, pkt: PacketId, port: PortId, event: TraceEvent) {
         let class = self.ports[port as usize].class_of(self.pool.get(pkt).prio);
         self.trace_in_class(now, pkt, port, event, class);
     }
@@ -378,7 +328,7 @@ impl Network {
     /// Records `event` for a packet at a port (the node that owns it), in priority class `class`.
     #[cold]
     #[inline(never)]
-    fn trace_in_class(&mut self, now: Time, pkt: PacketId, port: PortId, event: TraceEvent, class: usize) {
+    pub(crate) fn trace_in_class(&mut self, now: Time, pkt: PacketId, port: PortId, event: TraceEvent, class: usize) {
         let (p, packet) = (&self.ports[port as usize], self.pool.get(pkt));
         if let Some(t) = self.tracer.as_deref_mut() {
             t.record(now, packet, p.owner, port, event, p.bytes, class);
@@ -411,26 +361,24 @@ impl Network {
         }
     }
 
-    /// A switch received `pkt`: pick the egress port and enqueue.
+    /// `pkt` reached switch `node` over `port`'s link: count the hop, note its ingress (the shared
+    /// buffer accounts it there), pick the egress port and enqueue.
+    #[inline]
+    pub fn switch_arrival(&mut self, port: PortId, node: NodeId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
+        let packet = self.pool.get_mut(pkt);
+        packet.ingress = port;
+        packet.hops = packet.hops.wrapping_add(1);
+        let out = self.routes.next_port(node, packet, &mut self.rng);
+        self.enqueue(out, pkt, now, ev);
+    }
+
+    /// A switch forwards `pkt` again (a header it returns to its sender): pick the egress port and
+    /// enqueue.
     #[inline]
     pub fn forward(&mut self, node: NodeId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
         let packet = self.pool.get_mut(pkt);
         let port = self.routes.next_port(node, packet, &mut self.rng);
         self.enqueue(port, pkt, now, ev);
-    }
-
-    /// Pauses or resumes priority class `class` of a port (link-level flow control).
-    pub fn set_paused(&mut self, port: PortId, class: u8, paused: bool, now: Time, ev: &mut EventQueue) {
-        let p = &mut self.ports[port as usize];
-        if paused {
-            p.paused |= 1 << class;
-        } else {
-            p.paused &= !(1 << class);
-            if p.has_sendable() && !p.wake_pending {
-                p.wake_pending = true;
-                ev.schedule(p.busy_until.max(now), Event::PortFree(port));
-            }
-        }
     }
 
     /// Opens the measurement window: occupancy maxima and integrals and counters restart.
@@ -442,11 +390,18 @@ impl Network {
         for (s, o) in self.switch_occupancy.iter_mut().enumerate() {
             o.reset(self.switch_bytes[s], now);
         }
+        if let Some(b) = self.buffers.as_deref_mut() {
+            b.reset_stats();
+        }
+        if let Some(pfc) = self.pfc.as_deref_mut() {
+            pfc.reset_stats(now);
+        }
     }
 
-    /// Packets physically in the network: waiting in a queue or on a link.
+    /// Packets physically in the network: waiting in a queue or on a link (PFC frames, which are
+    /// not pooled packets, excepted).
     pub fn resident_packets(&self) -> u64 {
-        self.ports.iter().map(|p| p.packets + p.in_pipe() as u64).sum()
+        self.ports.iter().map(|p| p.packets + p.in_pipe() as u64).sum::<u64>() - self.mac_frames_in_flight
     }
 
     /// Conservation: every packet created was delivered or dropped, or is in a queue or on a

@@ -3,9 +3,13 @@
 //!
 //! The generic fields (`seq`, `ack`, `ts`, `aux`) mean what the owning transport says they mean;
 //! each transport documents its use in its header. The network reads only `size`, `dst`, `prio`,
-//! `flags` (ECN bits), `lb` and `path`.
+//! `flags` (ECN bits), `lb` and `path`, and writes `ingress` and `hops` at every switch.
+//!
+//! In-band telemetry (INT, for HPCC) does not fit in 64 bytes: the pool keeps it in a side table
+//! indexed like the packets (`net::pipeline::int`), reset when a slot is reused.
 
 use crate::engine::time::Time;
+use crate::net::pipeline::int::{IntHop, IntTable};
 
 pub type PacketId = u32;
 pub type HostId = u32;
@@ -101,7 +105,15 @@ pub struct Packet {
     /// Strict-priority class, 0 = highest.
     pub prio: u8,
     pub lb: LoadBalancing,
+    /// Switches this packet has entered so far (Swift scales its target delay by it).
+    pub hops: u8,
+    /// The port whose link delivered this packet to the switch holding it (the ingress that PFC
+    /// and the shared buffer account it to); `NO_PORT` before its first switch.
+    pub ingress: u32,
 }
+
+/// `Packet::ingress` of a packet still at its source.
+pub const NO_PORT: u32 = u32::MAX;
 
 impl Packet {
     pub fn new(kind: PacketKind, flow: FlowId, src: HostId, dst: HostId, size: u32) -> Packet {
@@ -120,6 +132,8 @@ impl Packet {
             flags: 0,
             prio: 0,
             lb: LoadBalancing::Ecmp,
+            hops: 0,
+            ingress: NO_PORT,
         }
     }
 
@@ -150,6 +164,8 @@ pub struct PacketPool {
     pub dropped: u64,
     /// Payload cut from packets by trimming switches (the packet itself lives on as a header).
     pub trimmed: u64,
+    /// INT records per slot, when switches stamp them (`[switch] int = true`).
+    pub int: Option<Box<IntTable>>,
 }
 
 pub use crate::limits::MAX_LIVE_PACKETS;
@@ -170,13 +186,14 @@ impl PacketPool {
             delivered: 0,
             dropped: 0,
             trimmed: 0,
+            int: None,
         }
     }
 
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PacketId {
         self.created += 1;
-        if let Some(id) = self.free.pop() {
+        let id = if let Some(id) = self.free.pop() {
             debug_assert!(!self.live[id as usize]);
             self.slots[id as usize] = p;
             self.live[id as usize] = true;
@@ -187,7 +204,47 @@ impl PacketPool {
             self.slots.push(p);
             self.live.push(true);
             id as PacketId
+        };
+        if self.int.is_some() {
+            self.int_reset(id);
         }
+        id
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn int_reset(&mut self, id: PacketId) {
+        if let Some(t) = self.int.as_deref_mut() {
+            t.reset(id);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn int_keep_delivered(&mut self, id: PacketId) {
+        if let Some(t) = self.int.as_deref_mut() {
+            t.keep_delivered(id);
+        }
+    }
+
+    /// Switches stamp INT records into packets from now on.
+    pub fn enable_int(&mut self) {
+        let mut t = Box::<IntTable>::default();
+        for id in 0..self.slots.len() {
+            t.reset(id as PacketId);
+        }
+        self.int = Some(t);
+    }
+
+    /// The INT records a packet carries (empty without INT).
+    pub fn int_hops(&self, id: PacketId) -> &[IntHop] {
+        self.int.as_deref().map_or(&[], |t| t.hops(id))
+    }
+
+    /// The INT records of the packet last delivered to a host (for its transport's callback: the
+    /// slot itself may be reused by then).
+    pub fn delivered_int_hops(&self) -> &[IntHop] {
+        self.int.as_deref().map_or(&[], |t| t.delivered())
     }
 
     #[inline]
@@ -196,6 +253,9 @@ impl PacketPool {
         assert!(*slot, "packet {id} released twice");
         *slot = false;
         self.free.push(id);
+        if self.int.is_some() && fate == Fate::Delivered {
+            self.int_keep_delivered(id);
+        }
         match fate {
             Fate::Delivered => self.delivered += 1,
             Fate::Dropped => self.dropped += 1,

@@ -7,6 +7,7 @@
 
 use crate::engine::time::{Rate, Time};
 use crate::net::packet::PacketId;
+use crate::net::pipeline::scheduler::Dequeued;
 use crate::net::queue::MAX_PRIORITIES;
 use std::collections::VecDeque;
 
@@ -113,6 +114,9 @@ pub struct Port {
     pub notify_idle: bool,
     /// Bit c set: class c is paused (link-level flow control).
     pub paused: u8,
+    /// Something happens when a packet leaves: marking at dequeue, INT, shared-buffer release
+    /// (`pipeline::dequeue`). Off, the transmission path skips the stage with one test.
+    pub dequeue_stage: bool,
     /// Per class: (packet, wire size with DATA_BIT set for data packets). Keeping the size here
     /// means dequeuing never touches the pooled packet, which is cold by then. The first
     /// `INLINE_CLASSES` queues live in the port itself, one pointer hop closer than `more_classes`
@@ -122,9 +126,12 @@ pub struct Port {
     nclasses: u8,
     /// Bytes waiting per class.
     class_bytes: [u64; MAX_PRIORITIES as usize],
-    /// Weighted round robin: the class being served and what it may still send this turn.
-    wrr_class: u8,
-    wrr_left: u32,
+    /// Round robin (WRR, DRR): the class being served, and what it may still send this turn (WRR).
+    pub(crate) rr_class: u8,
+    pub(crate) rr_left: u32,
+    /// DRR: each class's credit in bytes (`None` under other disciplines; boxed, since ports are
+    /// hot and most never use it).
+    pub(crate) deficits: Option<Box<[u32; MAX_PRIORITIES as usize]>>,
     /// Wire bytes of the data packet being serialized (0 if the packet on the wire is not data);
     /// trimming counts it as part of the data queue, as htsim does.
     pub wire_data_bytes: u32,
@@ -154,14 +161,16 @@ impl Port {
             wake_pending: false,
             notify_idle: false,
             paused: 0,
+            dequeue_stage: false,
             classes: Default::default(),
             more_classes: (INLINE_CLASSES as u8..priorities.max(INLINE_CLASSES as u8))
                 .map(|_| VecDeque::new())
                 .collect(),
             nclasses: priorities,
             class_bytes: [0; MAX_PRIORITIES as usize],
-            wrr_class: 0,
-            wrr_left: 0,
+            rr_class: 0,
+            rr_left: 0,
+            deficits: None,
             wire_data_bytes: 0,
             pipe_head: None,
             pipe_rest: VecDeque::new(),
@@ -230,42 +239,30 @@ impl Port {
         self.class_bytes[class]
     }
 
+    /// Class `c` has a packet and is not paused.
     #[inline]
-    fn sendable(&self, c: usize) -> bool {
+    pub(crate) fn sendable(&self, c: usize) -> bool {
         self.paused & (1 << c) == 0 && !self.queue(c).is_empty()
     }
 
-    /// The next packet to send — (packet, wire size, is data) — by strict priority, or weighted
-    /// round robin with `weights`.
+    /// Wire bytes of the packet at the head of class `c` (which must have one).
     #[inline]
-    pub fn pop_next(&mut self, weights: Option<&[u32]>) -> Option<(PacketId, u32, bool)> {
-        if self.packets == 0 {
-            return None;
-        }
-        let n = self.nclasses as usize;
-        let c = match weights {
-            None => (0..n).find(|&c| self.sendable(c))?,
-            Some(w) => {
-                // Stay on the current class while it has packets and budget, else move on.
-                let mut c = self.wrr_class as usize;
-                let mut tries = 0;
-                while !(self.wrr_left > 0 && self.sendable(c)) {
-                    tries += 1;
-                    if tries > n {
-                        return None;
-                    }
-                    c = (c + 1) % n;
-                    self.wrr_class = c as u8;
-                    self.wrr_left = w[c];
-                }
-                self.wrr_left -= 1;
-                c
-            }
-        };
-        let (p, meta) = self.queue_mut(c).pop_front().expect("sendable class is non-empty");
+    pub(crate) fn head_size(&self, c: usize) -> u32 {
+        self.queue(c).front().expect("non-empty class").1 & !DATA_BIT
+    }
+
+    /// Takes the head packet of class `c` (which must have one). Occupancy totals are the network's.
+    #[inline]
+    pub(crate) fn pop_class(&mut self, c: usize) -> Dequeued {
+        let (pkt, meta) = self.queue_mut(c).pop_front().expect("sendable class is non-empty");
         let size = meta & !DATA_BIT;
         self.class_bytes[c] -= size as u64;
-        Some((p, size, meta & DATA_BIT != 0))
+        Dequeued { pkt, size, is_data: meta & DATA_BIT != 0, class: c }
+    }
+
+    /// The packets waiting in class `c`, oldest first.
+    pub fn class_packets(&self, c: usize) -> impl Iterator<Item = PacketId> + '_ {
+        self.queue(c).iter().map(|&(p, _)| p)
     }
 
     /// Whether some unpaused class has a packet waiting.
@@ -331,5 +328,10 @@ impl Port {
 
     pub fn in_pipe(&self) -> usize {
         usize::from(self.pipe_head.is_some()) + self.pipe_rest.len()
+    }
+
+    /// What is on the link, nearest the far end first.
+    pub fn pipe_packets(&self) -> impl Iterator<Item = PacketId> + '_ {
+        self.pipe_head.iter().chain(self.pipe_rest.iter()).map(|&(_, p)| p)
     }
 }

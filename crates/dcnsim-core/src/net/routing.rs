@@ -77,8 +77,9 @@ impl Routes {
         &self.choices[off as usize..(off + n) as usize]
     }
 
-    /// The egress port for `pkt` at `node`; updates the packet's source-route digits.
-    #[inline]
+    /// The egress port for `pkt` at `node`; updates the packet's source-route digits. Always
+    /// inlined: it is on every packet's path at every switch.
+    #[inline(always)]
     pub fn next_port(&self, node: NodeId, pkt: &mut Packet, rng: &mut Rng) -> PortId {
         if node < self.hosts {
             return self.nic_port[node as usize];

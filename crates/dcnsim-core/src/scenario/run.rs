@@ -37,7 +37,8 @@ pub struct Simulation {
     data_delivered: u64,
     /// Time series samples: (time, series, index, value); series 0 = switch queued bytes (index =
     /// switch), 1 = host receive rate in Gb/s over the last interval (index = host; filled in when
-    /// the run ends, as a packet arriving across a sample time counts partly before it).
+    /// the run ends, as a packet arriving across a sample time counts partly before it), with
+    /// shared buffers 2 = shared bytes in use and 3 = headroom bytes in use (index = switch).
     pub samples: Vec<(Time, u8, u32, f64)>,
     /// The traced flows' control state over time (with a `[trace]` table).
     pub flow_state: Option<FlowStateSeries>,
@@ -59,8 +60,9 @@ impl Simulation {
         clock.done(|| {
             format!("topology: {} hosts, {} switches, {} links", graph.hosts, graph.switches.len(), graph.links.len())
         });
-        let net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
+        let mut net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
             .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
+        net.configure_switches(&spec.switch, spec.framing.mtu_bytes.max(spec.framing.control_bytes))?;
         clock.done(|| format!("network: {} ports and their routes", net.ports.len()));
         let env = WorkloadEnv {
             hosts: net.hosts,
@@ -72,7 +74,6 @@ impl Simulation {
         };
         let mut workload = Workload::build(&spec.workload, &env)?;
         clock.done(|| "workload".into());
-        let mut net = net;
         let transports = Self::build_transports(&spec, &mut net);
         clock.done(|| format!("{} transport(s)", transports.len()));
         let component_transport = spec.component_transport.clone();
@@ -171,16 +172,13 @@ impl Simulation {
                 _ => {}
             }
             match ev {
-                Event::LinkArrival(port) => {
-                    // `None`: the link lost the packet.
-                    if let Some((pkt, node)) = self.net.on_link_arrival(port, now, &mut self.events) {
-                        if node >= self.net.hosts {
-                            self.net.forward(node, pkt, now, &mut self.events);
-                        } else {
-                            self.deliver(pkt, node, port, now);
-                        }
+                Event::LinkArrival(port) => match self.net.on_link_arrival(port, now, &mut self.events) {
+                    Some((pkt, node)) if node >= self.net.hosts => {
+                        self.net.switch_arrival(port, node, pkt, now, &mut self.events)
                     }
-                }
+                    Some((pkt, node)) => self.deliver(pkt, node, port, now),
+                    None => {} // the link consumed it (a PFC frame) or lost it
+                },
                 Event::PortFree(port) => {
                     if self.net.on_port_free(port, now, &mut self.events) {
                         let host = self.net.ports[port as usize].owner;
@@ -204,6 +202,12 @@ impl Simulation {
                 Event::MeasureStart => self.open_window(now),
                 Event::Sample => self.sample(now),
                 Event::FlowStateSample => self.sample_flow_state(now),
+                Event::SwitchTimer { kind, id } => {
+                    if self.net.on_switch_timer(kind, id, now, &mut self.events) {
+                        self.ended_at = now; // deadlocked: nothing can move any more
+                        return self.finish();
+                    }
+                }
             }
             if !self.flows.closed_loop_done.is_empty() {
                 self.restart_closed_loops(now);
@@ -219,6 +223,12 @@ impl Simulation {
         if !self.all_done() {
             self.ended_at = end;
         }
+        self.finish()
+    }
+
+    /// The run ended (at its end, when all work was done, or deadlocked): checks conservation and
+    /// completes the receive-rate samples.
+    fn finish(&mut self) -> Result<u64, RunError> {
         self.net.check_conservation().map_err(RunError::Invariant)?;
         self.fill_rx_samples();
         Ok(self.events.processed)
@@ -293,6 +303,12 @@ impl Simulation {
         let interval = self.spec.metrics.sample_interval.expect("sampling is on");
         for (s, &b) in self.net.switch_bytes.iter().enumerate() {
             self.samples.push((now, 0, s as u32, b as f64));
+        }
+        if let Some(b) = self.net.buffers.as_deref() {
+            for (s, sw) in b.switches.iter().enumerate() {
+                self.samples.push((now, 2, s as u32, sw.shared_used as f64));
+                self.samples.push((now, 3, s as u32, sw.headroom_used as f64));
+            }
         }
         for h in 0..self.net.hosts {
             self.samples.push((now, 1, h, f64::NAN)); // see `fill_rx_samples`

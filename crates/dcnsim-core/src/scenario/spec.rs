@@ -6,7 +6,7 @@ use crate::engine::time::{from_us, Rate, Time};
 use crate::metrics::trace::TraceSpec;
 use crate::net::packet::LoadBalancing;
 use crate::net::queue::QueueConfig;
-use crate::net::QueueConfigs;
+use crate::net::{QueueConfigs, SwitchConfig};
 use crate::topology::Topology;
 use crate::transport::{Framing, Needs, SpecEnv, TransportConfig};
 use crate::workload::spec::RunTiming;
@@ -32,6 +32,8 @@ pub struct RunSpec {
     pub nic_pacing: Option<Rate>,
     pub topology: Topology,
     pub queues: QueueConfigs,
+    /// Shared buffer, PFC, INT (`[switch]`).
+    pub switch: SwitchConfig,
     pub load_balancing: LoadBalancing,
     /// The run's transports: `[transport]` first (named "default"), then each `[transports.NAME]`.
     pub transports: Vec<TransportSetup>,
@@ -150,34 +152,14 @@ impl RunSpec {
         let topology = Topology::read(&mut t)?;
         t.finish()?;
 
-        let mut q = top.table("queue", "egress queues of switch ports; sub-tables override per port role")?;
-        let switch_q = QueueConfig::read(&mut q, &QueueConfig::infinite(), framing.mtu_bytes, framing.control_bytes)?;
-        let role = |q: &mut Section, key: &str, base: &QueueConfig, doc: &'static str| -> SpecResult<QueueConfig> {
-            match q.table_opt(key, doc)? {
-                Some(mut s) => {
-                    let c = QueueConfig::read(&mut s, base, framing.mtu_bytes, framing.control_bytes)?;
-                    s.finish()?;
-                    Ok(c)
-                }
-                None => Ok(base.clone()),
-            }
-        };
-        let to_host = role(&mut q, "to_host", &switch_q, "overrides for switch ports facing hosts")?;
-        let fabric = role(&mut q, "fabric", &switch_q, "overrides for switch-to-switch ports")?;
-        // Host NICs default to the switch settings (as ns-2/ns-3 links do): a NIC that never marks
-        // lets a sender whose own link is the bottleneck grow its window without bound. Trimming
-        // is a switch feature and is not inherited, nor is the trimming data limit.
-        let nic_limit = if switch_q.trim.is_some() { None } else { switch_q.limit };
-        let nic_base = QueueConfig { trim: None, limit: nic_limit, ..switch_q.clone() };
-        let nic = role(&mut q, "nic", &nic_base, "host NIC queues (default: the switch settings, without trimming)")?;
-        q.finish()?;
+        let queues = read_queues(top, framing)?;
+        let switch = SwitchConfig::read_table(top, &queues)?;
 
         let mut r = top.table("routing", "load balancing over equal-cost paths")?;
         let load_balancing = read_load_balancing(&mut r, "ecmp",
             "ecmp: per-flow hash; spray: random per packet at every switch; source: the sender picks the path per packet")?;
         r.finish()?;
 
-        let queues = QueueConfigs { nic, to_host, fabric };
         let mut tr = top.table("transport", "the transport protocol and its parameters")?;
         let mut transports = vec![TransportSetup::read(&mut tr, "default", load_balancing, framing, &queues)?];
         tr.finish()?;
@@ -226,6 +208,7 @@ impl RunSpec {
             nic_pacing: pacing.map(Rate::from_gbps),
             topology,
             queues,
+            switch,
             load_balancing,
             transports,
             component_transport,
@@ -270,6 +253,32 @@ impl MetricsSpec {
         me.finish()?;
         Ok(MetricsSpec { size_group_edges: edges, sample_interval: sample.map(from_us) })
     }
+}
+
+/// Reads `[queue]` and its per-role overrides.
+fn read_queues(top: &mut Section, framing: Framing) -> SpecResult<QueueConfigs> {
+    let mut q = top.table("queue", "egress queues of switch ports; sub-tables override per port role")?;
+    let switch_q = QueueConfig::read(&mut q, &QueueConfig::infinite(), framing.mtu_bytes, framing.control_bytes)?;
+    let role = |q: &mut Section, key: &str, base: &QueueConfig, doc: &'static str| -> SpecResult<QueueConfig> {
+        match q.table_opt(key, doc)? {
+            Some(mut s) => {
+                let c = QueueConfig::read(&mut s, base, framing.mtu_bytes, framing.control_bytes)?;
+                s.finish()?;
+                Ok(c)
+            }
+            None => Ok(base.clone()),
+        }
+    };
+    let to_host = role(&mut q, "to_host", &switch_q, "overrides for switch ports facing hosts")?;
+    let fabric = role(&mut q, "fabric", &switch_q, "overrides for switch-to-switch ports")?;
+    // Host NICs default to the switch settings (as ns-2/ns-3 links do): a NIC that never marks
+    // lets a sender whose own link is the bottleneck grow its window without bound. Trimming
+    // is a switch feature and is not inherited, nor is the trimming data limit.
+    let nic_limit = if switch_q.trim.is_some() { None } else { switch_q.limit };
+    let nic_base = QueueConfig { trim: None, limit: nic_limit, ..switch_q.clone() };
+    let nic = role(&mut q, "nic", &nic_base, "host NIC queues (default: the switch settings, without trimming)")?;
+    q.finish()?;
+    Ok(QueueConfigs { nic, to_host, fabric })
 }
 
 /// Checks across sections: what cannot mean anything fails, what probably is not meant warns

@@ -98,6 +98,23 @@ pub fn fat_tree(k: u32, over: u32, host_rate: Rate, core_rate: Rate, host_delay:
     g
 }
 
+/// `n` switches in a ring, switch i linked to switch (i + 1) mod n, with `per_switch` hosts each:
+/// host h is under switch h / per_switch. With shortest-path routing on an odd ring, traffic from
+/// switch i to switch i + 2 goes one way round, the smallest fabric with a cyclic buffer dependency.
+pub fn ring(n: u32, per_switch: u32, host_rate: Rate, core_rate: Rate, host_delay: Time, core_delay: Time) -> Graph {
+    let mut g = Graph { hosts: n * per_switch, ..Default::default() };
+    let sw: Vec<u32> = (0..n).map(|i| g.add_switch(format!("ring{i}"), Tier::Edge)).collect();
+    for (i, &s) in sw.iter().enumerate() {
+        for h in 0..per_switch {
+            g.link(i as u32 * per_switch + h, s, host_rate, host_delay);
+        }
+    }
+    for i in 0..n as usize {
+        g.link(sw[i], sw[(i + 1) % n as usize], core_rate, core_delay);
+    }
+    g
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +128,12 @@ mod tests {
             // host links + tor-agg + agg-core
             assert_eq!(g.links.len() as u32, k * k * k / 4 * 3);
         }
+    }
+
+    #[test]
+    fn ring_counts() {
+        let g = ring(5, 2, Rate::from_gbps(10.0), Rate::from_gbps(10.0), 1, 1);
+        assert_eq!((g.hosts, g.switches.len(), g.links.len()), (10, 5, 15));
     }
 
     #[test]

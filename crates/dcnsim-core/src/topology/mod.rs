@@ -221,6 +221,14 @@ pub enum TopologySpec {
         host_delay_us: f64,
         core_delay_us: f64,
     },
+    Ring {
+        switches: u32,
+        hosts_per_switch: u32,
+        host_rate_gbps: f64,
+        core_rate_gbps: f64,
+        host_delay_us: f64,
+        core_delay_us: f64,
+    },
 }
 
 pub const KINDS: &[(&str, &str)] = &[
@@ -228,6 +236,10 @@ pub const KINDS: &[(&str, &str)] = &[
     ("dumbbell", "two switches joined by one bottleneck link, hosts_per_side hosts on each"),
     ("leaf_spine", "two tiers: racks of hosts under leaf switches, every leaf linked to every spine"),
     ("fat_tree", "three-tier k-ary fat tree (k^3/4 hosts at oversubscription 1)"),
+    (
+        "ring",
+        "switches in a ring, each with its hosts; shortest-path routes (cyclic buffer dependencies, PFC deadlocks)",
+    ),
 ];
 
 /// A rate the engine can represent (the `_gbps` suffix has the reader check it).
@@ -254,6 +266,21 @@ fn count(s: &mut Section, key: &str, min: u64, doc: &'static str) -> SpecResult<
     s.ensure(v >= min, key, format!("must be at least {min}, got {v}"))?;
     s.ensure(v <= MAX_HOSTS, key, format!("must be at most {MAX_HOSTS}, got {v}"))?;
     Ok(v as u32)
+}
+
+const CORE_RATE_DOC: &str = "[leaf_spine, fat_tree, ring] rate of switch-to-switch links";
+const CORE_DELAY_DOC: &str = "[leaf_spine, fat_tree, ring] delay of switch-to-switch links";
+
+/// The `ring` kind's keys.
+fn read_ring(s: &mut Section, host_rate_doc: &'static str, host_delay_doc: &'static str) -> SpecResult<TopologySpec> {
+    Ok(TopologySpec::Ring {
+        switches: count(s, "switches", 3, "[ring] switches in the ring, each linked to the next")?,
+        hosts_per_switch: count(s, "hosts_per_switch", 1, "[ring] hosts under each switch")?,
+        host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
+        core_rate_gbps: rate(s, "core_rate_gbps", CORE_RATE_DOC)?,
+        host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
+        core_delay_us: delay(s, "core_delay_us", 1.0, CORE_DELAY_DOC)?,
+    })
 }
 
 impl TopologySpec {
@@ -299,14 +326,9 @@ impl TopologySpec {
                 hosts_per_rack: count(s, "hosts_per_rack", 1, "[leaf_spine] hosts under each leaf")?,
                 spines: count(s, "spines", 1, "[leaf_spine] spine switches; each leaf has one link to each")?,
                 host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
-                core_rate_gbps: rate(s, "core_rate_gbps", "[leaf_spine, fat_tree] rate of switch-to-switch links")?,
+                core_rate_gbps: rate(s, "core_rate_gbps", CORE_RATE_DOC)?,
                 host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
-                core_delay_us: delay(
-                    s,
-                    "core_delay_us",
-                    1.0,
-                    "[leaf_spine, fat_tree] delay of switch-to-switch links",
-                )?,
+                core_delay_us: delay(s, "core_delay_us", 1.0, CORE_DELAY_DOC)?,
             },
             "fat_tree" => {
                 let k = s.u64("k", "ports", "[fat_tree] switch radix k: k pods, k^3/4 hosts")?;
@@ -325,19 +347,15 @@ impl TopologySpec {
                     oversubscription: over as u32,
                     host_rate_gbps,
                     core_rate_gbps: if s.has("core_rate_gbps") || s.is_describe() {
-                        rate(s, "core_rate_gbps", "[leaf_spine, fat_tree] rate of switch-to-switch links")?
+                        rate(s, "core_rate_gbps", CORE_RATE_DOC)?
                     } else {
                         s.f64_or("core_rate_gbps", host_rate_gbps, "Gb/s", "")?
                     },
                     host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
-                    core_delay_us: delay(
-                        s,
-                        "core_delay_us",
-                        1.0,
-                        "[leaf_spine, fat_tree] delay of switch-to-switch links",
-                    )?,
+                    core_delay_us: delay(s, "core_delay_us", 1.0, CORE_DELAY_DOC)?,
                 }
             }
+            "ring" => read_ring(s, host_rate_doc, host_delay_doc)?,
             other => unreachable!("unknown topology kind {other}"),
         })
     }
@@ -351,6 +369,7 @@ impl TopologySpec {
                 let k = k as u64;
                 k * k / 2 * (k / 2) * oversubscription as u64
             }
+            TopologySpec::Ring { switches, hosts_per_switch, .. } => switches as u64 * hosts_per_switch as u64,
         }
     }
 
@@ -359,7 +378,8 @@ impl TopologySpec {
             TopologySpec::SingleSwitch { host_rate_gbps, .. }
             | TopologySpec::Dumbbell { host_rate_gbps, .. }
             | TopologySpec::LeafSpine { host_rate_gbps, .. }
-            | TopologySpec::FatTree { host_rate_gbps, .. } => host_rate_gbps,
+            | TopologySpec::FatTree { host_rate_gbps, .. }
+            | TopologySpec::Ring { host_rate_gbps, .. } => host_rate_gbps,
         };
         Rate::from_gbps(g)
     }
@@ -409,6 +429,21 @@ impl TopologySpec {
             } => builders::fat_tree(
                 k,
                 oversubscription,
+                Rate::from_gbps(host_rate_gbps),
+                Rate::from_gbps(core_rate_gbps),
+                from_us(host_delay_us),
+                from_us(core_delay_us),
+            ),
+            TopologySpec::Ring {
+                switches,
+                hosts_per_switch,
+                host_rate_gbps,
+                core_rate_gbps,
+                host_delay_us,
+                core_delay_us,
+            } => builders::ring(
+                switches,
+                hosts_per_switch,
                 Rate::from_gbps(host_rate_gbps),
                 Rate::from_gbps(core_rate_gbps),
                 from_us(host_delay_us),

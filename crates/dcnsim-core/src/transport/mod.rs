@@ -39,6 +39,7 @@ use crate::engine::events::{Event, EventQueue};
 use crate::engine::time::{Rate, Time};
 use crate::metrics::flows::{FlowLog, FlowRecord};
 use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet};
+use crate::net::pipeline::int::IntHop;
 use crate::net::{Network, QueueConfigs};
 use crate::scenario::reader::{Section, SpecResult};
 
@@ -157,6 +158,26 @@ impl<'a> Ctx<'a> {
         let port = self.net.nic_port(pkt.src);
         let id = self.net.pool.alloc(pkt);
         self.net.enqueue(port, id, self.now, self.events);
+    }
+
+    /// Hands a packet carrying INT records to its source host's NIC (HPCC's receiver echoes the
+    /// data packet's records in its ACK). Switches append only to data packets.
+    pub fn send_with_int(&mut self, pkt: Packet, hops: &[IntHop]) {
+        let port = self.net.nic_port(pkt.src);
+        let id = self.net.pool.alloc(pkt);
+        if let Some(t) = self.net.pool.int.as_deref_mut() {
+            for &h in hops {
+                t.stack_mut(id).push(h);
+            }
+        }
+        self.net.enqueue(port, id, self.now, self.events);
+    }
+
+    /// The INT records of the packet being delivered in this `on_packet` callback (empty unless
+    /// `[switch] int = true`).
+    #[inline]
+    pub fn int_hops(&self) -> &[IntHop] {
+        self.net.pool.delivered_int_hops()
     }
 
     /// Calls `on_timer(kind, id)` at `at` (no cancellation: a protocol ignores stale timers).

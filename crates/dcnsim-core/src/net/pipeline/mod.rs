@@ -1,0 +1,29 @@
+//! What an egress port does to a packet, as a pipeline of stages, each in its own file and
+//! configured from the spec (`[queue]` per port role, `[switch]` per switch):
+//!
+//! ```text
+//!  arrival ─► admission ─► marking on ─► class queue ─► scheduler ─► dequeue stage ─► wire
+//!             drop-tail     enqueue      (per class;    strict,      marking on dequeue,
+//!             trimming                   the ingress    WRR, DRR     INT stamp,
+//!             shared buffer              is known)                   buffer release (PFC resume)
+//!               └─ PFC pause upstream
+//! ```
+//!
+//! Stages are chosen per port by plain enums and flags in `QueueConfig`, matched where they run;
+//! no trait objects on the packet path. A port whose configuration has no dequeue stage skips it
+//! with one test. Switch-side timers (`Event::SwitchTimer`) serve stages that need one: the PFC
+//! deadlock check.
+
+pub mod admission;
+pub mod deadlock;
+pub mod dequeue;
+pub mod int;
+pub mod marking;
+pub mod pfc;
+pub mod scheduler;
+pub mod setup;
+pub mod shared_buffer;
+pub mod switch_spec;
+pub mod trim;
+
+pub use switch_spec::SwitchConfig;

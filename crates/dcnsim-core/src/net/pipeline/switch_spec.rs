@@ -1,0 +1,179 @@
+//! The `[switch]` table: what a switch has beyond its ports' queues — a shared buffer with dynamic
+//! thresholds, PFC on some classes, INT stamping. Everything is off by default, and a spec without
+//! `[switch]` runs exactly as before it existed.
+
+use crate::engine::time::{from_us, Time};
+use crate::net::QueueConfigs;
+use crate::scenario::reader::{Section, SpecResult};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwitchConfig {
+    /// Shared buffer per switch; `None`: each port has its own queue limit (`[queue]`).
+    pub buffer_bytes: Option<u64>,
+    /// Dynamic threshold shift at ports of the host rate (one less per doubling of port rate).
+    pub alpha_shift: u8,
+    /// Guaranteed bytes per (ingress port, lossless class).
+    pub reserve_bytes: u64,
+    /// PFC on the classes in `lossless` (bit c); 0 = no PFC.
+    pub lossless: u8,
+    /// Headroom per (ingress port, lossless class); `None`: sized per link.
+    pub headroom_bytes: Option<u64>,
+    pub allow_small_headroom: bool,
+    pub resume_offset_bytes: u64,
+    pub deadlock_check: Time,
+    /// INT records at every switch egress (HPCC).
+    pub int: bool,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer_bytes: None,
+            alpha_shift: 3,
+            reserve_bytes: 4096,
+            lossless: 0,
+            headroom_bytes: None,
+            allow_small_headroom: false,
+            resume_offset_bytes: 3072,
+            deadlock_check: from_us(100.0),
+            int: false,
+        }
+    }
+}
+
+impl SwitchConfig {
+    /// Reads the `[switch]` table of the spec.
+    pub fn read_table(top: &mut Section, queues: &QueueConfigs) -> SpecResult<SwitchConfig> {
+        let mut sw = top.table("switch", "switch features: shared buffer, PFC, INT")?;
+        let switch = SwitchConfig::read(&mut sw, queues)?;
+        sw.finish()?;
+        Ok(switch)
+    }
+
+    /// Reads `[switch]`, checking it against the port queues it changes.
+    pub fn read(s: &mut Section, queues: &QueueConfigs) -> SpecResult<SwitchConfig> {
+        let mut c = SwitchConfig::default();
+        let has_buffer = c.read_buffer(s, queues)?;
+        let pfc = s.bool_or(
+            "pfc",
+            false,
+            "priority flow control: a switch pauses an ingress class that fills its share of the buffer instead of dropping (lossless classes)",
+        )?;
+        s.ensure(!pfc || has_buffer, "pfc", "PFC needs a shared buffer: set switch.buffer_bytes")?;
+        c.read_pfc(s, queues, pfc)?;
+        c.int = s.bool_or(
+            "int",
+            false,
+            "in-band telemetry (HPCC): every switch egress records time, bytes sent, queue length and rate into the data packets it sends (up to 5 hops)",
+        )?;
+        Ok(c)
+    }
+
+    /// `buffer_bytes` and `buffer_alpha_shift`; returns whether there is a buffer (or docs).
+    fn read_buffer(&mut self, s: &mut Section, queues: &QueueConfigs) -> SpecResult<bool> {
+        self.buffer_bytes = s.u64_opt(
+            "buffer_bytes",
+            "bytes",
+            "a buffer shared by all ports of each switch, with per (ingress port, class) reserves and dynamic thresholds (as HPCC's ns-3: 32 MB at 100 Gb/s); unset = per-port queue limits",
+        )?;
+        let has_buffer = self.buffer_bytes.is_some() || s.is_describe();
+        s.ensure(
+            has_buffer || !s.has("buffer_alpha_shift"),
+            "buffer_alpha_shift",
+            "only used with buffer_bytes (a shared buffer)",
+        )?;
+        let alpha_shift = s.u64_or(
+            "buffer_alpha_shift",
+            self.alpha_shift as u64,
+            "shift",
+            "dynamic threshold: a queue may hold up to (free shared buffer) >> shift at ports of the host rate (3: alpha = 1/8), one less per doubling of a port's rate",
+        )?;
+        s.ensure(alpha_shift <= 16, "buffer_alpha_shift", format!("must be at most 16, got {alpha_shift}"))?;
+        self.alpha_shift = alpha_shift as u8;
+        if let Some(b) = self.buffer_bytes {
+            s.ensure(b > 0, "buffer_bytes", "a zero-size buffer cannot hold any packet")?;
+            for (role, q) in [("to_host", &queues.to_host), ("fabric", &queues.fabric)] {
+                s.ensure(
+                    q.limit.is_none(),
+                    "buffer_bytes",
+                    format!("the shared buffer admits packets at switch ports; unset the per-port limit (queue.limit_* or queue.{role}.limit_*)"),
+                )?;
+                s.ensure(q.trim.is_none(), "buffer_bytes", "trimming and a shared buffer cannot be combined")?;
+            }
+        }
+        Ok(has_buffer)
+    }
+
+    /// The `pfc_*` keys (only with `pfc = true`).
+    fn read_pfc(&mut self, s: &mut Section, queues: &QueueConfigs, pfc: bool) -> SpecResult<()> {
+        for key in [
+            "pfc_classes",
+            "pfc_reserve_bytes",
+            "pfc_headroom_bytes",
+            "pfc_allow_small_headroom",
+            "pfc_resume_offset_bytes",
+            "pfc_deadlock_check_us",
+        ] {
+            s.ensure(pfc || s.is_describe() || !s.has(key), key, "only used with pfc = true")?;
+        }
+        let lossless = read_classes(s, queues, pfc)?;
+        self.lossless = if pfc { lossless } else { 0 };
+        self.reserve_bytes = s.u64_or(
+            "pfc_reserve_bytes",
+            self.reserve_bytes,
+            "bytes",
+            "bytes guaranteed to each (ingress port, lossless class), outside the shared pool",
+        )?;
+        self.headroom_bytes = s.u64_opt(
+            "pfc_headroom_bytes",
+            "bytes",
+            "buffer set aside per (ingress port, lossless class) for what is in flight while a pause takes effect; unset = sized per link: rate x (delay both ways + an MTU and the pause frames on the reverse link) + 3 MTU",
+        )?;
+        self.allow_small_headroom = s.bool_or(
+            "pfc_allow_small_headroom",
+            false,
+            "accept pfc_headroom_bytes below what a link needs (lossless drops then become possible and are reported as a configuration error)",
+        )?;
+        self.resume_offset_bytes = s.u64_or(
+            "pfc_resume_offset_bytes",
+            self.resume_offset_bytes,
+            "bytes",
+            "resume a paused pair once its shared use is this far below its threshold (or zero)",
+        )?;
+        let check_us = s.f64_or(
+            "pfc_deadlock_check_us",
+            100.0,
+            "us",
+            "while any class is paused, look for a deadlock (a cycle of ports that can never resume) this often; a deadlocked run stops and reports the cycle",
+        )?;
+        s.ensure((0.1..=1e6).contains(&check_us), "pfc_deadlock_check_us", "must be in [0.1, 1e6] us")?;
+        self.deadlock_check = from_us(check_us);
+        Ok(())
+    }
+}
+
+/// `pfc_classes` as a class mask (default every class), checked against the port queues.
+fn read_classes(s: &mut Section, queues: &QueueConfigs, pfc: bool) -> SpecResult<u8> {
+    let priorities = queues.fabric.priorities;
+    let classes =
+        s.f64_list_or("pfc_classes", &[], "classes", "lossless classes (priority numbers); default: every class")?;
+    let mut lossless = 0u8;
+    for (i, &c) in classes.iter().enumerate() {
+        s.ensure(
+            c >= 0.0 && c.fract() == 0.0 && c < priorities as f64,
+            &format!("pfc_classes[{i}]"),
+            format!("must be a class below queue.priorities ({priorities}), got {c}"),
+        )?;
+        lossless |= 1 << (c as u8);
+    }
+    if !pfc {
+        return Ok(0);
+    }
+    s.ensure(
+        queues.nic.priorities == priorities && queues.to_host.priorities == priorities,
+        "pfc",
+        "PFC pauses a class on the upstream port: every port role needs the same queue.priorities",
+    )?;
+    s.ensure(queues.nic.limit.is_none(), "pfc", "a host NIC must not drop lossless packets: unset queue.nic.limit_*")?;
+    Ok(if classes.is_empty() { ((1u16 << priorities) - 1) as u8 } else { lossless })
+}
