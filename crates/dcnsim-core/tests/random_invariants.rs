@@ -113,11 +113,12 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             "priorities = 2\nlimit_bytes = 500000\n[queue.fabric]\necn = \"step\"\necn_k_bytes = 60000\n".into(),
             &["spray", "ecmp"],
         ),
-        "dcqcn" | "timely" | "dctcp_rate" => {
+        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
             let limit = 20 + rng.below(300);
             let ecn = match protocol {
                 "dcqcn" => format!(
-                    "ecn = \"red\"\nred_min_packets = {}\nred_max_packets = {}\nred_pmax = 0.2\n",
+                    "ecn = \"red\"\necn_at = \"{}\"\nred_min_packets = {}\nred_max_packets = {}\nred_pmax = 0.2\n",
+                    pick(rng, &["enqueue", "dequeue"]),
                     limit / 8 + 1,
                     limit / 2 + 2
                 ),
@@ -132,7 +133,10 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
     };
     let lb = pick(rng, lbs);
     let extra = match protocol {
-        "dcqcn" | "timely" | "dctcp_rate" => format!("recovery = \"{}\"\n", pick(rng, &["go_back_n", "irn"])),
+        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
+            let int = if protocol == "hpcc" { "[switch]\nint = true\n" } else { "" };
+            format!("recovery = \"{}\"\n{int}", pick(rng, &["go_back_n", "irn"]))
+        }
         _ => String::new(),
     };
     format!("[queue]\n{queue}[routing]\nload_balancing = \"{lb}\"\n[transport]\nprotocol = \"{protocol}\"\n{extra}")

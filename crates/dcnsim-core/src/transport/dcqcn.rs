@@ -10,8 +10,10 @@
 //!
 //! Modelled:
 //! - congestion point: RED-style ECN marking with Kmin/Kmax/Pmax is the switch's (`[queue] ecn =
-//!   "red"`); the reference marks at egress dequeue with Kmin = 100 KB, Kmax = 400 KB x rate/25G,
-//!   Pmax 0.2 — set those in the spec (docs/protocols/dcqcn.md has the lines). Data is ECN-capable
+//!   "red"`); the reference marks at egress dequeue (`ecn_at = "dequeue"`, `switch-node.cc`
+//!   `SwitchNotifyDequeue`, `switch-mmu.cc` `ShouldSendCN`) with Kmin = 100 KB, Kmax = 400 KB x
+//!   rate/25G, Pmax 0.2 — set those in the spec (docs/protocols/dcqcn.md has the lines). Data is
+//!   ECN-capable
 //! - notification point: the CE mark of a data packet is echoed on the ACK (or NACK) of that
 //!   packet as the CNP, at most once per `cnp_interval_us` per QP; 0 (every marked packet) is the
 //!   reference (`ReceiveUdp`: no coalescing); the paper's NP sends at most one CNP per 50 us
@@ -162,8 +164,8 @@ impl RateProtocol for Dcqcn {
         "DCQCN (Zhu et al., SIGCOMM'15): ECN-driven rate control for RoCEv2, as the HPCC authors' ns-3 runs it",
     )];
     const ECN: bool = true;
-    const CONFORMANCE_SPEC: &'static str =
-        "[queue]\necn = \"red\"\nred_min_bytes = 40000\nred_max_bytes = 160000\nred_pmax = 0.2\n";
+    const CONFORMANCE_SPEC: &'static str = "[queue]\necn = \"red\"\necn_at = \"dequeue\"\nred_min_bytes = 40000\n\
+                                            red_max_bytes = 160000\nred_pmax = 0.2\n";
     type Control = DcqcnControl;
     type Params = DcqcnParams;
 

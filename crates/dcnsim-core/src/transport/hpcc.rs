@@ -57,6 +57,10 @@ impl RateProtocol for Hpcc {
          runs it",
     )];
     const ECN: bool = false;
+    const INT: bool = true;
+    /// A lone flow holds line rate only with eta = 1 (at 0.95 it settles at 95% of line rate after
+    /// its first RTT, which the behaviour tests check).
+    const CONFORMANCE_SPEC: &'static str = "[switch]\nint = true\n[transport]\ntarget_utilization = 1.0\n";
     type Control = HpccControl;
     type Params = HpccParams;
 

@@ -76,6 +76,8 @@ pub struct SpecEnv<'a> {
     pub load_balancing: LoadBalancing,
     pub framing: Framing,
     pub queues: &'a QueueConfigs,
+    /// Switches stamp INT records into data packets (`[switch] int`).
+    pub int: bool,
 }
 
 /// A transport protocol. One type may serve several registered names (e.g. `dctcp` and

@@ -8,10 +8,11 @@
 //! controller's per-ACK update runs (for ACKs and NACKs alike).
 
 use crate::engine::time::{Rate, Time};
+use crate::net::pipeline::int::IntHop;
 
 /// An ACK or NACK as the controller sees it, after the sender's state moved.
 #[derive(Clone, Copy, Debug)]
-pub struct RateAck {
+pub struct RateAck<'a> {
     pub now: Time,
     /// A NACK (a gap at the receiver) rather than an ACK.
     pub nack: bool,
@@ -24,11 +25,14 @@ pub struct RateAck {
     /// Payload bytes acknowledged cumulatively, and sent (the next new byte), after the update.
     pub acked_total_bytes: u64,
     pub sent_total_bytes: u64,
+    /// The INT records the data packet collected, echoed by the receiver (empty unless the
+    /// protocol asks for them, [`super::RateProtocol::INT`], and the switches stamp them).
+    pub int: &'a [IntHop],
 }
 
 pub trait RateControl {
     /// Every ACK and NACK, after any CNP was delivered through `on_cnp`.
-    fn on_ack(&mut self, ack: &RateAck);
+    fn on_ack(&mut self, ack: &RateAck<'_>);
     /// A NACK reported a gap (a loss, or reordering).
     fn on_nack(&mut self, _now: Time) {}
     /// An ECN echo (CNP) arrived.

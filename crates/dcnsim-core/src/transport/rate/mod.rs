@@ -26,11 +26,13 @@
 //!   are outstanding, else RTO_high = 320 us. The same timeouts serve go-back-N (the reference has
 //!   none: its fabric is lossless); a timeout goes back to snd_una (go-back-N) or resends every
 //!   packet not SACKed (selective repeat); the timer restarts whenever the cumulative ACK advances
+//! - INT (HPCC, [`RateProtocol::INT`]): the receiver copies the data packet's records into its
+//!   ACK or NACK (`ReceiveUdp`: `SetIntHeader`), and the controller reads them from the ACK.
 //!
 //! Not modelled: PFC interaction (pauses are the fabric's), L2 chunking and go-back-to-zero, QP
 //! set-up, multiple NICs per host, CNP packets separate from ACKs (the CNP rides on the ACK of the
 //! marked packet, as in the reference; with `ack_every_packets` > 1 the echo of a packet that is
-//! not ACKed is lost, as there), INT headers (HPCC will need a packet field for them).
+//! not ACKed is lost, as there).
 //!
 //! Packet fields: data `seq` = PSN (packet index in the message), `ts` = send time; ACK/NACK
 //! `ack` = cumulative PSN (every PSN below it arrived), NACK `seq` = the PSN that arrived out of
@@ -50,6 +52,7 @@ use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, Spec
 use crate::engine::rng::mix64;
 use crate::engine::time::{Rate, Time};
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
+use crate::net::pipeline::int::{IntHop, INT_MAX_HOPS};
 use crate::scenario::reader::{Section, SpecResult};
 pub use config::RateConfig;
 pub use control::{RateAck, RateControl};
@@ -77,6 +80,9 @@ pub trait RateProtocol {
     const NAMES: &'static [(&'static str, &'static str)];
     /// Data packets are ECN-capable.
     const ECN: bool;
+    /// The receiver echoes the data packet's INT records in its ACK/NACK, and the controller sees
+    /// them (HPCC); the run must have `[switch] int = true`.
+    const INT: bool = false;
     /// The spec fragment the conformance suite runs the protocol with (lone flows start at line
     /// rate, so they are exact).
     const CONFORMANCE_SPEC: &'static str = "";
@@ -313,7 +319,16 @@ impl<P: RateProtocol> RateTransport<P> {
             a.flags |= flags::ECE;
             q.cnp_allowed_at = ctx.now() + self.cnp_interval;
         }
-        ctx.send(a);
+        if P::INT {
+            // The ACK carries a copy of the data packet's records (the reference's `ReceiveUdp`).
+            let mut hops = [IntHop::default(); INT_MAX_HOPS];
+            let got = ctx.int_hops();
+            let n = got.len().min(INT_MAX_HOPS);
+            hops[..n].copy_from_slice(&got[..n]);
+            ctx.send_with_int(a, &hops[..n]);
+        } else {
+            ctx.send(a);
+        }
     }
 
     /// Returns whether the QP is done (every packet acknowledged).
@@ -339,6 +354,7 @@ impl<P: RateProtocol> RateTransport<P> {
             rtt_sample_ps: now.saturating_sub(pkt.ts),
             acked_total_bytes: layout.offset(q.tx.snd_una()),
             sent_total_bytes: layout.offset(q.tx.snd_nxt()),
+            int: if P::INT { ctx.int_hops() } else { &[] },
         };
         q.cc.on_ack(&info);
         if q.tx.done() {
@@ -406,6 +422,11 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
     fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config> {
         let params = P::read_params(s)?;
         let sender = RateConfig::read(s, name, env, P::ECN)?;
+        s.ensure(
+            !P::INT || env.int,
+            "protocol",
+            format!("{name} reacts to in-band telemetry: set [switch] int = true (switches stamp INT records)"),
+        )?;
         Ok(RateTransportConfig { params, sender })
     }
 

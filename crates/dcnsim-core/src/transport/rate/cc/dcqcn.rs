@@ -183,7 +183,7 @@ impl Dcqcn {
 }
 
 impl RateControl for Dcqcn {
-    fn on_ack(&mut self, _ack: &RateAck) {}
+    fn on_ack(&mut self, _ack: &RateAck<'_>) {}
 
     fn on_cnp(&mut self, now: Time) {
         self.catch_up(now);

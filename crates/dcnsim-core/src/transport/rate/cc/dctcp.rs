@@ -73,7 +73,7 @@ impl DctcpRate {
 }
 
 impl RateControl for DctcpRate {
-    fn on_ack(&mut self, ack: &RateAck) {
+    fn on_ack(&mut self, ack: &RateAck<'_>) {
         let (seq, snd_nxt, mss) = (ack.acked_total_bytes, ack.sent_total_bytes, self.law.mss_bytes);
         self.echoes += ack.ece as u64;
         let mut new_batch = false;
@@ -142,7 +142,7 @@ mod tests {
         }
     }
 
-    fn ack(seq: u64, nxt: u64, ece: bool) -> RateAck {
+    fn ack(seq: u64, nxt: u64, ece: bool) -> RateAck<'static> {
         RateAck {
             now: 0,
             nack: false,
@@ -151,6 +151,7 @@ mod tests {
             rtt_sample_ps: 0,
             acked_total_bytes: seq,
             sent_total_bytes: nxt,
+            int: &[],
         }
     }
 

@@ -23,23 +23,14 @@
 
 use super::{divided, QpRate};
 use crate::engine::time::{Rate, Time};
+use crate::net::pipeline::int::IntHop;
 use crate::transport::rate::{RateAck, RateControl};
 
 /// The reference's INT header holds five hops.
-pub const MAX_HOPS: usize = 5;
+pub const MAX_HOPS: usize = crate::net::pipeline::int::INT_MAX_HOPS;
 
-/// One hop's INT record as the controller reads it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HopRecord {
-    /// When the packet left the egress queue (ps).
-    pub ts: Time,
-    /// Bytes the port had sent before it.
-    pub tx_bytes: u64,
-    /// Bytes queued at the port as it left.
-    pub qlen_bytes: u64,
-    /// The port's rate B.
-    pub rate_bps: u64,
-}
+/// One hop's INT record (the fabric's: dequeue time, bytes sent before, queue bytes, port rate).
+pub type HopRecord = IntHop;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HpccLaw {
@@ -104,7 +95,7 @@ impl Hpcc {
     }
 
     /// An ACK (or NACK) with the INT records of the packet it answers.
-    pub fn on_feedback(&mut self, ack: &RateAck, hops: &[HopRecord]) {
+    pub fn on_feedback(&mut self, ack: &RateAck<'_>, hops: &[HopRecord]) {
         let hops = &hops[..hops.len().min(MAX_HOPS)];
         let Some(after) = self.update_after else {
             self.prev[..hops.len()].copy_from_slice(hops);
@@ -164,8 +155,8 @@ impl Hpcc {
 }
 
 impl RateControl for Hpcc {
-    fn on_ack(&mut self, ack: &RateAck) {
-        self.on_feedback(ack, &[]);
+    fn on_ack(&mut self, ack: &RateAck<'_>) {
+        self.on_feedback(ack, ack.int);
     }
 
     fn rate(&self) -> Rate {
@@ -213,7 +204,7 @@ mod tests {
         })
     }
 
-    fn ack(acked: u64, sent: u64) -> RateAck {
+    fn ack(acked: u64, sent: u64) -> RateAck<'static> {
         RateAck {
             now: 0,
             nack: false,
@@ -222,6 +213,7 @@ mod tests {
             rtt_sample_ps: 0,
             acked_total_bytes: acked,
             sent_total_bytes: sent,
+            int: &[],
         }
     }
 

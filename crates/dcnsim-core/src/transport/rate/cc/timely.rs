@@ -122,7 +122,7 @@ impl Timely {
 }
 
 impl RateControl for Timely {
-    fn on_ack(&mut self, ack: &RateAck) {
+    fn on_ack(&mut self, ack: &RateAck<'_>) {
         if self.update_after.is_some_and(|s| ack.acked_total_bytes <= s) {
             return;
         }
@@ -173,7 +173,7 @@ mod tests {
     }
 
     /// An ACK of everything sent so far (`seq` bytes), sent `seq` + 1000 bytes, with this RTT.
-    fn ack(seq: u64, rtt_us: f64) -> RateAck {
+    fn ack(seq: u64, rtt_us: f64) -> RateAck<'static> {
         RateAck {
             now: 0,
             nack: false,
@@ -182,6 +182,7 @@ mod tests {
             rtt_sample_ps: from_us(rtt_us),
             acked_total_bytes: seq,
             sent_total_bytes: seq + 1000,
+            int: &[],
         }
     }
 
