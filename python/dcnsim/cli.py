@@ -16,7 +16,8 @@ def _fmt(x, digits=3) -> str:
     if x is None:
         return "-"
     if isinstance(x, float):
-        return f"{x:.{digits}g}" if abs(x) < 1e4 else f"{x:,.0f}"
+        # Whole numbers from 10**digits up (never scientific notation for a goodput of 1,234 Gb/s).
+        return f"{x:.{digits}g}" if abs(x) < 10**digits else f"{x:,.0f}"
     if isinstance(x, int):
         return f"{x:,}"
     return str(x)
@@ -33,7 +34,9 @@ def format_summary(s: dict) -> str:
                   f"BDP {_fmt(s['bdp_bytes'])} B"),
         ("simulated", f"{s['sim_end_ps'] / 1e9:.3f} ms (window from {s['window_start_ps'] / 1e9:.3f} ms)"),
         ("flows", f"{_fmt(f['started'])} started, {_fmt(f['finished'])} finished, "
-                  f"{_fmt(f['counted_finished'])} counted"),
+                  f"{_fmt(f['counted_finished'])} counted"
+                  + (f" ({_fmt(f['counted_unfinished'])} counted flows unfinished: slowdowns cover finished flows only)"
+                     if f.get("counted_unfinished") else "")),
         ("goodput", f"{_fmt(s['goodput_gbps'])} Gb/s total, {_fmt(s['goodput_per_host_gbps'])} Gb/s per host "
                     f"({_fmt(s['goodput_normalized'])} of capacity; offered {_fmt(s['offered_load_gbps'])} Gb/s)"),
         ("slowdown", f"median {_fmt(sd['median'])}, p99 {_fmt(sd['p99'])}, mean {_fmt(sd['mean'])} "
@@ -50,6 +53,18 @@ def format_summary(s: dict) -> str:
         ("events", f"{_fmt(s['events'])} in {s['wall_time_s']:.2f} s wall "
                    f"({s['events_per_sec'] / 1e6:.2f} M events/s)"),
     ]
+    pfc = s.get("pfc")
+    if pfc:
+        rows.append(("pfc", f"{_fmt(pfc['pause_frames_sent'])} pause frames, "
+                            f"{_fmt(pfc['host_nics_paused'])} host NICs paused, "
+                            f"{_fmt(pfc['lossless_drops'])} lossless drops"))
+        if pfc.get("configuration_error"):
+            rows.append(("CONFIGURATION ERROR", pfc["configuration_error"]))
+    if s.get("deadlocked"):
+        d = s.get("deadlock") or {}
+        rows.append(("DEADLOCKED", f"at {d.get('at_ps', 0) / 1e6:.3f} us, cycle: " + " -> ".join(d.get("cycle", []))))
+    for warning in s.get("warnings", []):
+        rows.append(("warning", warning))
     w = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{w}}  {v}" for k, v in rows)
 

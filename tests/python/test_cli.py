@@ -110,3 +110,27 @@ def test_csv_writes_the_flow_table_beside_parquet_with_microseconds(tmp_path, sm
     parquet = pd.read_parquet(tmp_path / "o" / "flows.parquet")
     assert list(csv.columns) == list(parquet.columns) and len(csv) == len(parquet) > 0
     assert (csv["fct_us"].dropna() * 1e6).round().astype("int64").tolist() == parquet["fct_ps"].dropna().tolist()
+
+
+def test_summary_numbers_never_print_in_scientific_notation():
+    from dcnsim.cli import _fmt
+
+    assert _fmt(1234.5) == "1,234"
+    assert _fmt(5678.9) == "5,679"
+    assert _fmt(12.3456) == "12.3"
+    assert "e" not in _fmt(9999.0)
+
+
+def test_summary_reports_unfinished_counted_flows_and_warnings(tmp_path):
+    import dcnsim
+    from dcnsim.cli import format_summary
+
+    spec = {
+        "seed": 1, "duration_us": 50.0,
+        "topology": {"kind": "single_switch", "hosts": 3, "host_rate_gbps": 10.0},
+        "transport": {"protocol": "dctcp"},
+        "workload": [{"kind": "flow_list", "flows": [[0, 1, 10_000_000, 1.0]]}],
+    }
+    text = format_summary(dcnsim.run(spec).summary)
+    assert "1 counted flows unfinished" in text
+    assert "warning" in text

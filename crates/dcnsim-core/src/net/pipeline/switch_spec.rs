@@ -74,7 +74,7 @@ impl SwitchConfig {
         self.buffer_bytes = s.u64_opt(
             "buffer_bytes",
             "bytes",
-            "a buffer shared by all ports of each switch, with per (ingress port, class) reserves and dynamic thresholds (as HPCC's ns-3: 32 MB at 100 Gb/s); unset = per-port queue limits",
+            "a buffer shared by all ports of each switch and handed out by dynamic thresholds (HPCC's ns-3: 32 MB at 100 Gb/s); unset = per-port queue limits",
         )?;
         let has_buffer = self.buffer_bytes.is_some() || s.is_describe();
         s.ensure(
