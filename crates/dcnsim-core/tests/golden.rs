@@ -52,6 +52,25 @@ fn golden_spec(protocol: &str) -> String {
              [routing]\nload_balancing = \"spray\"\n[transport]\nprotocol = \"sird\"\n{}",
             workloads("fb_hadoop", 0.7, 500_000)
         ),
+        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
+            let (queue, switch) = match protocol {
+                "dcqcn" => (
+                    "ecn = \"red\"\necn_at = \"dequeue\"\nred_min_bytes = 100000\nred_max_bytes = 400000\n\
+                     red_pmax = 0.2\n",
+                    "",
+                ),
+                "dctcp_rate" => ("ecn = \"step\"\necn_k_bytes = 75000\n", ""),
+                "hpcc" => ("", "[switch]\nint = true\n"),
+                _ => ("", ""),
+            };
+            format!(
+                "{head}[net]\nmtu_bytes = 1064\n[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\n\
+                 spines = 2\nhost_rate_gbps = 25.0\ncore_rate_gbps = 50.0\n[queue]\nlimit_bytes = 300000\n\
+                 {queue}{switch}\
+                 [transport]\nprotocol = \"{protocol}\"\n{}",
+                workloads("fb_hadoop", 0.6, 200_000)
+            )
+        }
         other => panic!("no golden spec for {other}"),
     }
 }
@@ -78,6 +97,10 @@ const GOLDEN: &[(&str, u64)] = &[
     ("phost", 0x2bf6_d3dc_a732_3d50),
     ("swift", 0x8759_2cb4_5d06_a1f6),
     ("sird", 0x6a94_7181_bd45_15b4),
+    ("dcqcn", 0xf94f_1a4d_daa9_1f5f),
+    ("timely", 0x05f1_5d11_8c84_5d05),
+    ("dctcp_rate", 0xe536_c67c_c58d_c3da),
+    ("hpcc", 0x52a8_16ed_5ea8_2f58),
 ];
 
 #[test]

@@ -113,12 +113,33 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             "priorities = 2\nlimit_bytes = 500000\n[queue.fabric]\necn = \"step\"\necn_k_bytes = 60000\n".into(),
             &["spray", "ecmp"],
         ),
+        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
+            let limit = 20 + rng.below(300);
+            let ecn = match protocol {
+                "dcqcn" => format!(
+                    "ecn = \"red\"\necn_at = \"{}\"\nred_min_packets = {}\nred_max_packets = {}\nred_pmax = 0.2\n",
+                    pick(rng, &["enqueue", "dequeue"]),
+                    limit / 8 + 1,
+                    limit / 2 + 2
+                ),
+                "dctcp_rate" => format!("ecn = \"step\"\necn_k_packets = {}\n", limit / 3 + 1),
+                _ => String::new(),
+            };
+            (format!("limit_packets = {limit}\n{ecn}"), &["ecmp", "spray"])
+        }
         // A protocol this test does not know yet: plain queues; a routing mode it rejects shows as
         // a spec error naming it (add its settings here).
         _ => ("limit_packets = 100\n".into(), &["ecmp", "spray", "source"]),
     };
     let lb = pick(rng, lbs);
-    format!("[queue]\n{queue}[routing]\nload_balancing = \"{lb}\"\n[transport]\nprotocol = \"{protocol}\"\n")
+    let extra = match protocol {
+        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
+            let int = if protocol == "hpcc" { "[switch]\nint = true\n" } else { "" };
+            format!("recovery = \"{}\"\n{int}", pick(rng, &["go_back_n", "irn"]))
+        }
+        _ => String::new(),
+    };
+    format!("[queue]\n{queue}[routing]\nload_balancing = \"{lb}\"\n[transport]\nprotocol = \"{protocol}\"\n{extra}")
 }
 
 fn workload(rng: &mut Rng, hosts: u32, duration_us: f64, case: &str) -> String {

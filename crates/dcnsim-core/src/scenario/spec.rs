@@ -60,14 +60,8 @@ pub struct TransportSetup {
 }
 
 impl TransportSetup {
-    fn read(
-        s: &mut Section,
-        name: &str,
-        routing: LoadBalancing,
-        framing: Framing,
-        queues: &QueueConfigs,
-    ) -> SpecResult<TransportSetup> {
-        let default = match routing {
+    fn read(s: &mut Section, name: &str, base: &SpecEnv) -> SpecResult<TransportSetup> {
+        let default = match base.load_balancing {
             LoadBalancing::Ecmp => "ecmp",
             LoadBalancing::Spray => "spray",
             LoadBalancing::Source => "source",
@@ -77,9 +71,29 @@ impl TransportSetup {
             default,
             "how this transport's packets are routed; default: [routing] load_balancing",
         )?;
-        let env = SpecEnv { load_balancing, framing, queues };
+        let env = SpecEnv { load_balancing, ..*base };
         Ok(TransportSetup { name: name.to_string(), config: TransportConfig::read(s, &env)?, load_balancing })
     }
+}
+
+/// `[transport]` and the `[transports.NAME]` setups; `base` holds the run's routing (each setup
+/// may override it), framing, queues and switch features.
+fn read_transports(top: &mut Section, base: &SpecEnv) -> SpecResult<Vec<TransportSetup>> {
+    let mut tr = top.table("transport", "the transport protocol and its parameters")?;
+    let mut transports = vec![TransportSetup::read(&mut tr, "default", base)?];
+    tr.finish()?;
+    for (name, mut t) in top.named_tables(
+        "transports",
+        "further transport setups, each a table like [transport], named for workload components to use",
+    )? {
+        if t.is_describe() {
+            continue; // the keys are those of [transport], documented there
+        }
+        transports.push(TransportSetup::read(&mut t, &name, base)?);
+        t.finish()?;
+    }
+    top.ensure(transports.len() <= MAX_TRANSPORTS, "transports", format!("at most {} setups", MAX_TRANSPORTS - 1))?;
+    Ok(transports)
 }
 
 fn read_load_balancing(s: &mut Section, default: &str, doc: &'static str) -> SpecResult<LoadBalancing> {
@@ -160,20 +174,8 @@ impl RunSpec {
             "ecmp: per-flow hash; spray: random per packet at every switch; source: the sender picks the path per packet")?;
         r.finish()?;
 
-        let mut tr = top.table("transport", "the transport protocol and its parameters")?;
-        let mut transports = vec![TransportSetup::read(&mut tr, "default", load_balancing, framing, &queues)?];
-        tr.finish()?;
-        for (name, mut t) in top.named_tables(
-            "transports",
-            "further transport setups, each a table like [transport], named for workload components to use",
-        )? {
-            if t.is_describe() {
-                continue; // the keys are those of [transport], documented there
-            }
-            transports.push(TransportSetup::read(&mut t, &name, load_balancing, framing, &queues)?);
-            t.finish()?;
-        }
-        top.ensure(transports.len() <= MAX_TRANSPORTS, "transports", format!("at most {} setups", MAX_TRANSPORTS - 1))?;
+        let base = SpecEnv { load_balancing, framing, queues: &queues, int: switch.int };
+        let transports = read_transports(top, &base)?;
 
         let workload = WorkloadSpec::read(top)?;
         let mut component_transport = Vec::with_capacity(workload.components.len());

@@ -17,8 +17,11 @@
 
 pub mod conformance;
 pub mod conns;
+pub mod dcqcn;
 pub mod dctcp;
+pub mod dctcp_rate;
 pub mod env;
+pub mod hpcc;
 pub mod ndp;
 pub mod needs;
 pub mod newreno;
@@ -29,6 +32,7 @@ pub mod sird;
 pub mod swift;
 #[cfg(test)]
 pub(crate) mod testbed;
+pub mod timely;
 pub mod window;
 
 use crate::engine::events::{Event, EventQueue};
@@ -72,6 +76,8 @@ pub struct SpecEnv<'a> {
     pub load_balancing: LoadBalancing,
     pub framing: Framing,
     pub queues: &'a QueueConfigs,
+    /// Switches stamp INT records into data packets (`[switch] int`).
+    pub int: bool,
 }
 
 /// A transport protocol. One type may serve several registered names (e.g. `dctcp` and

@@ -2,8 +2,9 @@
 //! this file. The macro generates the config and transport enums and their dispatch, so the hot
 //! path calls each protocol's methods directly (a `match`, no trait objects).
 
+use super::rate::RateTransport;
 use super::window::WindowTransport;
-use super::{dctcp, ndp, newreno, sird, swift};
+use super::{dcqcn, dctcp, dctcp_rate, hpcc, ndp, newreno, sird, swift, timely};
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
@@ -125,6 +126,10 @@ registry! {
     Ndp => ndp::Ndp,
     Sird => sird::Sird,
     Swift => WindowTransport<swift::Swift>,
+    Dcqcn => RateTransport<dcqcn::Dcqcn>,
+    Timely => RateTransport<timely::Timely>,
+    DctcpRate => RateTransport<dctcp_rate::DctcpRate>,
+    Hpcc => RateTransport<hpcc::Hpcc>,
 }
 
 impl TransportConfig {

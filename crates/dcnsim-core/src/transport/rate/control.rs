@@ -1,17 +1,18 @@
 //! Rate control for the rate-based sender: the sender ([`super::sender`], [`super::receiver`])
 //! owns sequence numbers, ACK/NACK handling, loss recovery and pacing; a [`RateControl`] owns the
 //! sending rate (and, optionally, a window), fed by the events the sender sees. DCQCN, TIMELY,
-//! HPCC and the like are such controllers; none is registered yet.
+//! HPCC and the like are such controllers (`rate/cc/`).
 //!
 //! The hooks follow the HPCC authors' ns-3 RDMA NIC (`rdma-hw.cc`, `ReceiveAck`): an ACK or NACK
 //! first moves the sender's state, then a CNP flag on it reaches the controller, then the
 //! controller's per-ACK update runs (for ACKs and NACKs alike).
 
 use crate::engine::time::{Rate, Time};
+use crate::net::pipeline::int::IntHop;
 
 /// An ACK or NACK as the controller sees it, after the sender's state moved.
 #[derive(Clone, Copy, Debug)]
-pub struct RateAck {
+pub struct RateAck<'a> {
     pub now: Time,
     /// A NACK (a gap at the receiver) rather than an ACK.
     pub nack: bool,
@@ -24,17 +25,22 @@ pub struct RateAck {
     /// Payload bytes acknowledged cumulatively, and sent (the next new byte), after the update.
     pub acked_total_bytes: u64,
     pub sent_total_bytes: u64,
+    /// The INT records the data packet collected, echoed by the receiver (empty unless the
+    /// protocol asks for them, [`super::RateProtocol::INT`], and the switches stamp them).
+    pub int: &'a [IntHop],
 }
 
 pub trait RateControl {
     /// Every ACK and NACK, after any CNP was delivered through `on_cnp`.
-    fn on_ack(&mut self, ack: &RateAck);
+    fn on_ack(&mut self, ack: &RateAck<'_>);
     /// A NACK reported a gap (a loss, or reordering).
     fn on_nack(&mut self, _now: Time) {}
     /// An ECN echo (CNP) arrived.
     fn on_cnp(&mut self, _now: Time) {}
     /// The retransmission timer expired.
     fn on_rto(&mut self, _now: Time) {}
+    /// A data packet of `wire_bytes` went to the NIC (DCQCN's byte counter).
+    fn on_send(&mut self, _now: Time, _wire_bytes: u32) {}
     /// The current sending rate: data packets leave no closer than their serialization time at it.
     fn rate(&self) -> Rate;
     /// Payload bytes that may be unacknowledged; `None` = no window (rate only).

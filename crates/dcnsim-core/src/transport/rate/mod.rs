@@ -1,7 +1,8 @@
 //! The rate-based sender for the RDMA family (DCQCN, TIMELY, HPCC, ...): each queue pair (QP, one
 //! flow) sends at the rate its [`RateControl`] sets, with go-back-N or selective-repeat loss
 //! recovery. A protocol built on it is a [`RateProtocol`] (names, controller, its keys);
-//! [`RateTransport`] makes it a [`Protocol`]. No registered protocol uses it yet.
+//! [`RateTransport`] makes it a [`Protocol`]. The controllers are in [`cc`]; the protocols are
+//! `transport/{dcqcn,timely,hpcc,dctcp_rate}.rs`.
 //!
 //! Rules and their sources:
 //! - pacing (HPCC authors' ns-3 NIC, `rdma-hw.cc` `UpdateNextAvail`, RATE_BOUND on): after a data
@@ -17,23 +18,27 @@
 //! - receiver, ACK/NACK generation and go-back-N: see [`receiver`] and [`sender`] (`rdma-hw.cc`
 //!   `ReceiverCheckSeq`, `ReceiveAck`, `RecoverQueue`); ACK every packet by default (L2AckInterval
 //!   1), NACK interval 500 us (the reference's runs); a CE-marked data packet sets the CNP flag on
-//!   its ACK or NACK (ECE here)
+//!   its ACK or NACK (ECE here; `ReceiveUdp`), at most once per [`RateProtocol::cnp_interval`]
+//!   per QP (0 in the reference: every marked packet; DCQCN's notification point coalesces)
 //! - selective repeat, in-flight cap and timeouts: IRN (Mittal et al., SIGCOMM 2018): a NACK per
 //!   out-of-order packet with its PSN as a SACK, lost packets first, new packets capped at one BDP
 //!   in flight (`in_flight_cap_bdp`, BDP-FC), timeout RTO_low = 100 us when at most N = 3 packets
 //!   are outstanding, else RTO_high = 320 us. The same timeouts serve go-back-N (the reference has
 //!   none: its fabric is lossless); a timeout goes back to snd_una (go-back-N) or resends every
 //!   packet not SACKed (selective repeat); the timer restarts whenever the cumulative ACK advances
+//! - INT (HPCC, [`RateProtocol::INT`]): the receiver copies the data packet's records into its
+//!   ACK or NACK (`ReceiveUdp`: `SetIntHeader`), and the controller reads them from the ACK.
 //!
 //! Not modelled: PFC interaction (pauses are the fabric's), L2 chunking and go-back-to-zero, QP
-//! set-up, multiple NICs per host, CNP packets separate from ACKs (DCQCN's notification point
-//! rate-limiting CNPs to one per 50 us; a controller sees each echo), INT headers (HPCC will need
-//! a packet field for them).
+//! set-up, multiple NICs per host, CNP packets separate from ACKs (the CNP rides on the ACK of the
+//! marked packet, as in the reference; with `ack_every_packets` > 1 the echo of a packet that is
+//! not ACKed is lost, as there).
 //!
 //! Packet fields: data `seq` = PSN (packet index in the message), `ts` = send time; ACK/NACK
 //! `ack` = cumulative PSN (every PSN below it arrived), NACK `seq` = the PSN that arrived out of
 //! order (the SACK), `ts` = echoed send time; flag ECE = CNP.
 
+pub mod cc;
 pub mod config;
 pub mod control;
 pub mod receiver;
@@ -47,6 +52,7 @@ use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, Spec
 use crate::engine::rng::mix64;
 use crate::engine::time::{Rate, Time};
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
+use crate::net::pipeline::int::{IntHop, INT_MAX_HOPS};
 use crate::scenario::reader::{Section, SpecResult};
 pub use config::RateConfig;
 pub use control::{RateAck, RateControl};
@@ -63,7 +69,10 @@ const TIMER_CC: u8 = 2;
 pub struct QpSetup {
     pub line_rate: Rate,
     pub framing: Framing,
+    /// The run's BDP and base RTT as the sender uses them (`bdp_bytes`, or host 0 to the last host:
+    /// the HPCC reference's maxBDP and maxRTT, GLOBAL_T).
     pub bdp_bytes: u64,
+    pub base_rtt: Time,
 }
 
 /// A protocol made of the rate sender and a rate controller.
@@ -71,6 +80,9 @@ pub trait RateProtocol {
     const NAMES: &'static [(&'static str, &'static str)];
     /// Data packets are ECN-capable.
     const ECN: bool;
+    /// The receiver echoes the data packet's INT records in its ACK/NACK, and the controller sees
+    /// them (HPCC); the run must have `[switch] int = true`.
+    const INT: bool = false;
     /// The spec fragment the conformance suite runs the protocol with (lone flows start at line
     /// rate, so they are exact).
     const CONFORMANCE_SPEC: &'static str = "";
@@ -78,6 +90,11 @@ pub trait RateProtocol {
     type Params: Clone + std::fmt::Debug + PartialEq;
     fn read_params(s: &mut Section) -> SpecResult<Self::Params>;
     fn control(params: &Self::Params, qp: &QpSetup) -> Self::Control;
+    /// The receiver echoes CE (sets the CNP flag on its ACK or NACK) at most once per this
+    /// interval per QP; 0 = for every marked packet (the HPCC reference). DCQCN's notification point.
+    fn cnp_interval(_params: &Self::Params) -> Time {
+        0
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -100,6 +117,8 @@ struct Qp<C> {
     rto_deadline: Option<Time>,
     rto_pending: bool,
     cc_timer_at: Option<Time>,
+    /// Receiver: no CE echo before this time (CNP coalescing).
+    cnp_allowed_at: Time,
 }
 
 impl<C: RateControl> Qp<C> {
@@ -125,6 +144,7 @@ struct Counters {
     retransmitted: u64,
     nacks: u64,
     timeouts: u64,
+    ecn_echoes: u64,
 }
 
 pub struct RateTransport<P: RateProtocol> {
@@ -132,6 +152,8 @@ pub struct RateTransport<P: RateProtocol> {
     rx_cfg: ReceiverConfig,
     framing: Framing,
     bdp_bytes: u64,
+    base_rtt: Time,
+    cnp_interval: Time,
     cap_packets: Option<u64>,
     conns: ConnTable<Qp<P::Control>>,
     hosts: Vec<HostTx>,
@@ -258,6 +280,7 @@ impl<P: RateProtocol> RateTransport<P> {
         }
         ctx.send(p);
         self.counters.data_sent += 1;
+        q.cc.on_send(ctx.now(), wire);
         q.tx.sent(next);
         q.last_sent = Some((ctx.now(), wire));
         self.arm_rto(ctx, slot, false);
@@ -292,10 +315,20 @@ impl<P: RateProtocol> RateTransport<P> {
         a.path = q.path_key;
         a.lb = cfg.lb;
         a.prio = cfg.control_priority;
-        if pkt.has(flags::CE) {
+        if pkt.has(flags::CE) && ctx.now() >= q.cnp_allowed_at {
             a.flags |= flags::ECE;
+            q.cnp_allowed_at = ctx.now() + self.cnp_interval;
         }
-        ctx.send(a);
+        if P::INT {
+            // The ACK carries a copy of the data packet's records (the reference's `ReceiveUdp`).
+            let mut hops = [IntHop::default(); INT_MAX_HOPS];
+            let got = ctx.int_hops();
+            let n = got.len().min(INT_MAX_HOPS);
+            hops[..n].copy_from_slice(&got[..n]);
+            ctx.send_with_int(a, &hops[..n]);
+        } else {
+            ctx.send(a);
+        }
     }
 
     /// Returns whether the QP is done (every packet acknowledged).
@@ -306,6 +339,7 @@ impl<P: RateProtocol> RateTransport<P> {
         let acked = if nack { q.tx.on_nack(pkt.ack, pkt.seq) } else { q.tx.on_ack(pkt.ack) };
         let ece = pkt.has(flags::ECE);
         if ece {
+            self.counters.ecn_echoes += 1;
             q.cc.on_cnp(now);
         }
         if nack {
@@ -320,6 +354,7 @@ impl<P: RateProtocol> RateTransport<P> {
             rtt_sample_ps: now.saturating_sub(pkt.ts),
             acked_total_bytes: layout.offset(q.tx.snd_una()),
             sent_total_bytes: layout.offset(q.tx.snd_nxt()),
+            int: if P::INT { ctx.int_hops() } else { &[] },
         };
         q.cc.on_ack(&info);
         if q.tx.done() {
@@ -387,6 +422,11 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
     fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config> {
         let params = P::read_params(s)?;
         let sender = RateConfig::read(s, name, env, P::ECN)?;
+        s.ensure(
+            !P::INT || env.int,
+            "protocol",
+            format!("{name} reacts to in-band telemetry: set [switch] int = true (switches stamp INT records)"),
+        )?;
         Ok(RateTransportConfig { params, sender })
     }
 
@@ -409,6 +449,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
         let s = &cfg.sender;
         let hosts = env.hosts();
         let bdp_bytes = s.bdp_bytes.unwrap_or_else(|| env.bdp_bytes(0, hosts.saturating_sub(1)));
+        let base_rtt = env.base_rtt(0, hosts.saturating_sub(1));
         let cap_packets =
             s.in_flight_cap_bdp.map(|c| ((c * bdp_bytes as f64) / env.framing.mtu_bytes as f64).ceil().max(1.0) as u64);
         RateTransport {
@@ -420,6 +461,8 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             },
             framing: env.framing,
             bdp_bytes,
+            base_rtt,
+            cnp_interval: P::cnp_interval(&cfg.params),
             cap_packets,
             conns: ConnTable::default(),
             hosts: (0..hosts).map(|_| HostTx::default()).collect(),
@@ -430,7 +473,12 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
     fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
         let rec = ctx.flow(id);
         let (src, dst, size) = (rec.src, rec.dst, rec.size);
-        let setup = QpSetup { line_rate: ctx.nic_rate(src), framing: self.framing, bdp_bytes: self.bdp_bytes };
+        let setup = QpSetup {
+            line_rate: ctx.nic_rate(src),
+            framing: self.framing,
+            bdp_bytes: self.bdp_bytes,
+            base_rtt: self.base_rtt,
+        };
         let layout = MessageLayout::new(size, self.framing);
         let mut q = Qp {
             id,
@@ -444,6 +492,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             rto_deadline: None,
             rto_pending: false,
             cc_timer_at: None,
+            cnp_allowed_at: 0,
         };
         Self::arm_cc(ctx, &mut q);
         let slot = self.conns.insert(id, q);
@@ -516,6 +565,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             ("retransmitted_packets", c.retransmitted),
             ("nacks_sent", c.nacks),
             ("timeouts", c.timeouts),
+            ("ecn_echoes_received", c.ecn_echoes),
         ]
     }
 

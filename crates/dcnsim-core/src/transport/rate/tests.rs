@@ -10,7 +10,7 @@ use crate::transport::testbed::{FlowSpec, Testbed};
 struct Constant(Rate);
 
 impl RateControl for Constant {
-    fn on_ack(&mut self, _: &RateAck) {}
+    fn on_ack(&mut self, _: &RateAck<'_>) {}
     fn rate(&self) -> Rate {
         self.0
     }
@@ -222,7 +222,7 @@ fn stray_and_unknown_packets_are_ignored() {
 fn read(keys: serde_json::Value, lb: LoadBalancing) -> SpecResult<RateConfig> {
     let value: toml::Value = toml::from_str(SINGLE).unwrap();
     let (spec, _) = crate::scenario::read_spec(&serde_json::to_value(value).unwrap()).unwrap();
-    let env = SpecEnv { load_balancing: lb, framing: spec.framing, queues: &spec.queues };
+    let env = SpecEnv { load_balancing: lb, framing: spec.framing, queues: &spec.queues, int: false };
     let map = keys.as_object().unwrap().clone();
     let mut s = Section::new("transport", &map);
     let cfg = RateConfig::read(&mut s, "rate-test", &env, true)?;
