@@ -192,3 +192,26 @@ pub fn spec_error_mismatches(
     }
     failures
 }
+
+/// A small valid DCTCP spec (leaf-spine, Poisson websearch) that spec-error tests edit.
+pub const SMALL_DCTCP_SPEC: &str = r#"
+seed = 1
+duration_us = 100.0
+[topology]
+kind = "leaf_spine"
+racks = 2
+hosts_per_rack = 2
+spines = 1
+host_rate_gbps = 10.0
+core_rate_gbps = 10.0
+[queue]
+limit_packets = 100
+ecn = "step"
+ecn_k_packets = 20
+[transport]
+protocol = "dctcp"
+[[workload]]
+kind = "poisson"
+load = 0.5
+cdf = "websearch"
+"#;

@@ -5,27 +5,8 @@ mod common;
 use common::*;
 use dcnsim_core::scenario::{run, RunOptions, RunOutput};
 
-const BASE: &str = r#"
-seed = 1
-duration_us = 100.0
-[topology]
-kind = "leaf_spine"
-racks = 2
-hosts_per_rack = 2
-spines = 1
-host_rate_gbps = 10.0
-core_rate_gbps = 10.0
-[queue]
-limit_packets = 100
-ecn = "step"
-ecn_k_packets = 20
-[transport]
-protocol = "dctcp"
-[[workload]]
-kind = "poisson"
-load = 0.5
-cdf = "websearch"
-"#;
+/// A small valid DCTCP run that each case edits.
+const BASE: &str = SMALL_DCTCP_SPEC;
 
 /// NDP as its paper runs it, for the transport-specific cases.
 const NDP: &str = r#"

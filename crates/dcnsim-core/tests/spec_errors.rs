@@ -1,30 +1,11 @@
 //! Bad specs give errors that name the field: a table of malformed inputs, each with the field the
 //! error must name and a fragment of its message. Never a panic, never a silent default.
 mod common;
-use common::spec_error_mismatches;
+use common::{spec_error_mismatches, SMALL_DCTCP_SPEC};
 use dcnsim_core::scenario::{run, RunError, RunOptions};
 
-const BASE: &str = r#"
-seed = 1
-duration_us = 100.0
-[topology]
-kind = "leaf_spine"
-racks = 2
-hosts_per_rack = 2
-spines = 1
-host_rate_gbps = 10.0
-core_rate_gbps = 10.0
-[queue]
-limit_packets = 100
-ecn = "step"
-ecn_k_packets = 20
-[transport]
-protocol = "dctcp"
-[[workload]]
-kind = "poisson"
-load = 0.5
-cdf = "websearch"
-"#;
+/// A small valid DCTCP run that each case edits.
+const BASE: &str = SMALL_DCTCP_SPEC;
 
 fn with(edit: &dyn Fn(&mut toml::Table)) -> serde_json::Value {
     let mut t: toml::Table = toml::from_str(BASE).unwrap();
