@@ -3,6 +3,7 @@
 //! ([`received`]), a receiver's grant pacer ([`pacer`]) and an SRPT chooser ([`srpt`]).
 //! They hold arithmetic and state only; sending packets and setting timers stay with the protocol.
 
+pub mod keys;
 pub mod message;
 pub mod pacer;
 pub mod received;

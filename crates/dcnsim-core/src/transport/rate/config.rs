@@ -5,6 +5,7 @@ use super::sender::Recovery;
 use crate::engine::time::{from_us, Time};
 use crate::net::packet::LoadBalancing;
 use crate::scenario::reader::{Section, SpecResult};
+use crate::transport::parts::keys;
 use crate::transport::SpecEnv;
 
 /// The sender's parameters (the controller has its own).
@@ -52,21 +53,12 @@ impl RateConfig {
         if let Some(b) = bdp {
             s.ensure(b >= 1, "bdp_bytes", "must be at least 1")?;
         }
-        let data_priority =
-            s.u64_or("data_priority", 0, "class", "[dcqcn, timely, dctcp_rate, hpcc] priority class of data")?;
-        let control_priority = s.u64_or(
-            "control_priority",
-            0,
-            "class",
+        let (data_priority, control_priority) = keys::read_classes(
+            s,
+            "[dcqcn, timely, dctcp_rate, hpcc] priority class of data",
             "[dcqcn, timely, dctcp_rate, hpcc] priority class of ACKs and NACKs",
         )?;
-        s.ensure(data_priority < 8, "data_priority", "must be in 0..7")?;
-        s.ensure(control_priority < 8, "control_priority", "must be in 0..7")?;
-        s.ensure(
-            env.load_balancing != LoadBalancing::Source,
-            "protocol",
-            format!("{name} does not choose source routes; use routing.load_balancing = \"ecmp\" or \"spray\""),
-        )?;
+        keys::refuse_source_routing(s, env, name)?;
         Ok(RateConfig {
             recovery,
             nack_interval: from_us(nack_interval),
@@ -76,8 +68,8 @@ impl RateConfig {
             short_timeout_packets: short_packets,
             in_flight_cap_bdp: cap,
             bdp_bytes: bdp,
-            data_priority: data_priority as u8,
-            control_priority: control_priority as u8,
+            data_priority,
+            control_priority,
             ecn_capable: ecn,
             lb: env.load_balancing,
         })

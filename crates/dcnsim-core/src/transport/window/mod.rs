@@ -10,9 +10,10 @@ pub mod sender;
 mod tests;
 
 use super::conns::ConnTable;
+use super::parts::keys;
 use super::{ClassUse, Conformance, Ctx, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::time::from_us;
-use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet, PacketKind};
+use crate::net::packet::{FlowId, HostId, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
 use cc::{CongestionControl, WindowSetup};
 use sender::{Conn, Counters, SenderConfig, Status, TIMER_PACE, TIMER_RTO};
@@ -91,17 +92,12 @@ fn read_shared(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecRes
     let dupack =
         s.u64_or("dupack_threshold", 3, "ACKs", "[dctcp, newreno, swift] duplicate ACKs that trigger fast retransmit")?;
     s.ensure((1..=100).contains(&dupack), "dupack_threshold", "must be in [1, 100]")?;
-    let data_priority =
-        s.u64_or("data_priority", 0, "class", "[dctcp, newreno, swift] priority class of data packets (0 = highest)")?;
-    let control_priority =
-        s.u64_or("control_priority", 0, "class", "[dctcp, newreno, swift] priority class of ACKs (0 = highest)")?;
-    s.ensure(data_priority < 8, "data_priority", "must be in 0..7")?;
-    s.ensure(control_priority < 8, "control_priority", "must be in 0..7")?;
-    s.ensure(
-        env.load_balancing != LoadBalancing::Source,
-        "protocol",
-        format!("{name} does not choose source routes; use routing.load_balancing = \"ecmp\" or \"spray\""),
+    let (data_priority, control_priority) = keys::read_classes(
+        s,
+        "[dctcp, newreno, swift] priority class of data packets (0 = highest)",
+        "[dctcp, newreno, swift] priority class of ACKs (0 = highest)",
     )?;
+    keys::refuse_source_routing(s, env, name)?;
     let window = WindowSetup {
         mss_bytes: env.framing.mss() as u64,
         initial_window_packets: iw,
@@ -113,8 +109,8 @@ fn read_shared(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecRes
         dupack_threshold: dupack as u32,
         min_rto: from_us(min_rto),
         initial_rto: from_us(init_rto),
-        data_priority: data_priority as u8,
-        control_priority: control_priority as u8,
+        data_priority,
+        control_priority,
         ecn_capable: ecn,
         lb: env.load_balancing,
     };
