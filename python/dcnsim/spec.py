@@ -189,12 +189,18 @@ def run(spec: SpecLike, *, progress: bool = False) -> Result:
     return Result.from_raw(raw)
 
 
+# An event (set by another process) that also stops runs, as Ctrl-C does: a sweep's worker processes
+# ignore SIGINT and stop when the sweep sets it (dcnsim.sweep.executors).
+_external_stop = None
+
+
 def _interruptible(fn, *args):
     """Calls `fn(*args, cancel_flag)` so that Ctrl-C stops it. Python handles signals only in the
     main thread, between bytecodes, and never while the core runs: so the core runs in a helper
     thread while the main thread waits in short, interruptible steps; on KeyboardInterrupt it sets
     the flag, which the core checks every few milliseconds, and re-raises once the core stopped."""
     flag = _core.CancelFlag()
+    stop = _external_stop
     if threading.current_thread() is not threading.main_thread():
         return fn(*args, flag)  # no signal ever reaches another thread
     box: dict = {}
@@ -210,6 +216,8 @@ def _interruptible(fn, *args):
     try:
         while t.is_alive():
             t.join(0.1)
+            if stop is not None and stop.is_set():
+                flag.set()
     except KeyboardInterrupt:
         flag.set()
         t.join()

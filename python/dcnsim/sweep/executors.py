@@ -5,7 +5,9 @@ failure of its run like any other; the sweep goes on."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Optional
 
@@ -18,6 +20,16 @@ def _lost(root: str, key: str, e: BaseException) -> dict:
     return Store(root).record_failure(key, wrapped)
 
 
+def _init_worker(stop) -> None:
+    """Worker processes ignore Ctrl-C: a SIGINT reaching a worker between tasks would kill it, and
+    the pool would fork a replacement that never saw the signal and runs a queued task to the end.
+    The sweep process alone handles Ctrl-C and sets `stop`, which ends every worker's run."""
+    from .. import spec
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    spec._external_stop = stop
+
+
 def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[[dict], None], on_start=None) -> None:
     workers = workers or os.cpu_count() or 1
     if workers == 1:
@@ -26,7 +38,9 @@ def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[
                 on_start(key)
             on_done(execute(root, key, spec))
         return
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)) or 1) as pool:
+    stop = multiprocessing.get_context().Event()
+    pool_size = min(workers, len(tasks)) or 1
+    with ProcessPoolExecutor(max_workers=pool_size, initializer=_init_worker, initargs=(stop,)) as pool:
         futures = {}
         for key, spec in tasks:
             futures[pool.submit(execute, root, key, spec)] = key
@@ -40,8 +54,10 @@ def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[
                     r = _lost(root, futures[f], e)
                 on_done(r)
         except KeyboardInterrupt:
-            # Ctrl-C reached the workers too (one process group): their runs stop; drop what is queued.
-            pool.shutdown(wait=False, cancel_futures=True)
+            # Stop the runs in progress, drop what is queued, and wait until every worker has
+            # cleaned up (temporary directories, claims) before reporting the interruption.
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
             raise
 
 

@@ -23,7 +23,6 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import multiprocessing
 import os
 import shutil
 import socket
@@ -248,18 +247,17 @@ class Store:
         return [line.split()[0] for line in p.read_text().splitlines()] if p.exists() else []
 
 
-# Set in a worker process once Ctrl-C reached it: tasks already queued to it then end at once.
-_interrupted_worker = False
 
 
 def execute(root: str, key: str, spec: dict) -> dict:
     """Simulates one run into the store. Runs in a worker process or a Ray task. Never raises
     (except on Ctrl-C): any failure, a panic in the core included, is recorded and reported.
     Returns status "done", "failed", or "busy" when another live sweep is simulating the run."""
-    global _interrupted_worker
+    from .. import spec as spec_module
     from ..spec import run
 
-    if _interrupted_worker:
+    stop = spec_module._external_stop
+    if stop is not None and stop.is_set():  # the sweep was interrupted: queued tasks end at once
         raise KeyboardInterrupt
     store = Store(root)
     if store.is_done(key):
@@ -284,7 +282,6 @@ def execute(root: str, key: str, spec: dict) -> dict:
         return {"key": key, "status": "done", "cached": False}
     except (KeyboardInterrupt, SystemExit):
         shutil.rmtree(tmp, ignore_errors=True)
-        _interrupted_worker = multiprocessing.parent_process() is not None
         raise
     except BaseException as e:  # record any failure (a panic in the core too); the sweep goes on
         shutil.rmtree(tmp, ignore_errors=True)
