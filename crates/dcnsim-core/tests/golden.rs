@@ -27,7 +27,7 @@ fn workloads(cdf: &str, load: f64, incast_bytes: u64) -> String {
 fn golden_spec(protocol: &str) -> String {
     let head = "seed = 7\nduration_us = 1500.0\n[measure]\nwarmup_us = 100.0\n";
     match protocol {
-        "dctcp" | "newreno" | "swift" => format!(
+        "dctcp" | "newreno" | "swift" | "dx" => format!(
             "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 10.0\n\
              core_rate_gbps = 10.0\n[queue]\nlimit_packets = 40\necn = \"step\"\necn_k_packets = 20\n\
              [transport]\nprotocol = \"{protocol}\"\n{}",
@@ -52,7 +52,7 @@ fn golden_spec(protocol: &str) -> String {
              [routing]\nload_balancing = \"spray\"\n[transport]\nprotocol = \"sird\"\n{}",
             workloads("fb_hadoop", 0.7, 500_000)
         ),
-        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
+        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" | "rcp" => {
             let (queue, switch) = match protocol {
                 "dcqcn" => (
                     "ecn = \"red\"\necn_at = \"dequeue\"\nred_min_bytes = 100000\nred_max_bytes = 400000\n\
@@ -61,6 +61,7 @@ fn golden_spec(protocol: &str) -> String {
                 ),
                 "dctcp_rate" => ("ecn = \"step\"\necn_k_bytes = 75000\n", ""),
                 "hpcc" => ("", "[switch]\nint = true\n"),
+                "rcp" => ("", "[switch]\nrcp = true\n"),
                 _ => ("", ""),
             };
             format!(
@@ -101,6 +102,8 @@ const GOLDEN: &[(&str, u64)] = &[
     ("timely", 0x05f1_5d11_8c84_5d05),
     ("dctcp_rate", 0xe536_c67c_c58d_c3da),
     ("hpcc", 0x52a8_16ed_5ea8_2f58),
+    ("rcp", 0x04f6_971a_f939_33fe),
+    ("dx", 0xb0e6_9a2f_8e01_abdd),
 ];
 
 #[test]

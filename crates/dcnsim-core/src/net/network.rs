@@ -59,6 +59,10 @@ pub struct Network {
     pub pfc: Option<Box<Pfc>>,
     /// INT: bytes each port has sent since the run started (never reset; `[switch] int`).
     pub(crate) int_tx_bytes: Vec<u64>,
+    /// RCP rate state per port (`[switch] rcp`).
+    pub rcp: Option<Box<crate::net::pipeline::rcp::Rcp>>,
+    /// HULL phantom queues per port (`[switch] phantom_queue`).
+    pub phantoms: Option<Box<crate::net::pipeline::phantom::Phantoms>>,
     /// PFC frames on links (they sit in pipes but are not pooled packets).
     pub(crate) mac_frames_in_flight: u64,
     /// Random link loss draws only (kept apart so lossless runs never touch it).
@@ -134,6 +138,8 @@ impl Network {
             buffers: None,
             pfc: None,
             int_tx_bytes: Vec::new(),
+            rcp: None,
+            phantoms: None,
             mac_frames_in_flight: 0,
             loss_rng: Rng::for_component(seed, "link-loss"),
         };
@@ -150,7 +156,7 @@ impl Network {
                 Scheduling::Drr(_) => Some(Box::default()),
                 _ => None,
             };
-            p.dequeue_stage = cfg.ecn_at == EcnAt::Dequeue || cfg.int || cfg.shared_buffer;
+            p.dequeue_stage = cfg.ecn_at == EcnAt::Dequeue || cfg.int || cfg.shared_buffer || cfg.rcp || cfg.phantom;
         }
     }
 

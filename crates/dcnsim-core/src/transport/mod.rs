@@ -20,6 +20,7 @@ pub mod conns;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_rate;
+pub mod dx;
 pub mod env;
 pub mod hpcc;
 pub mod ndp;
@@ -27,6 +28,7 @@ pub mod needs;
 pub mod newreno;
 pub mod parts;
 pub mod rate;
+pub mod rcp;
 pub mod registry;
 pub mod sird;
 pub mod swift;
@@ -78,6 +80,10 @@ pub struct SpecEnv<'a> {
     pub queues: &'a QueueConfigs,
     /// Switches stamp INT records into data packets (`[switch] int`).
     pub int: bool,
+    /// Switches run RCP's rate computation (`[switch] rcp`).
+    pub rcp: bool,
+    /// Switches have HULL phantom queues (`[switch] phantom_queue`).
+    pub phantom: bool,
 }
 
 /// A transport protocol. One type may serve several registered names (e.g. `dctcp` and

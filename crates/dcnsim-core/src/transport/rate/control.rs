@@ -28,6 +28,9 @@ pub struct RateAck<'a> {
     /// The INT records the data packet collected, echoed by the receiver (empty unless the
     /// protocol asks for them, [`super::RateProtocol::INT`], and the switches stamp them).
     pub int: &'a [IntHop],
+    /// The rate the switches stamped on the data packet this answers, kb/s, echoed by the receiver
+    /// (RCP, [`super::RateProtocol::RATE_HEADER`]); 0 without a rate header.
+    pub rate_kbps: u32,
 }
 
 pub trait RateControl {

@@ -26,6 +26,8 @@
 //!   are outstanding, else RTO_high = 320 us. The same timeouts serve go-back-N (the reference has
 //!   none: its fabric is lossless); a timeout goes back to snd_una (go-back-N) or resends every
 //!   packet not SACKed (selective repeat); the timer restarts whenever the cumulative ACK advances
+//! - rate header (RCP, [`RateProtocol::RATE_HEADER`]): data `aux` = the rate the switches allow,
+//!   echoed in the ACK's or NACK's `aux`
 //! - INT (HPCC, [`RateProtocol::INT`]): the receiver copies the data packet's records into its
 //!   ACK or NACK (`ReceiveUdp`: `SetIntHeader`), and the controller reads them from the ACK.
 //!
@@ -83,6 +85,12 @@ pub trait RateProtocol {
     /// The receiver echoes the data packet's INT records in its ACK/NACK, and the controller sees
     /// them (HPCC); the run must have `[switch] int = true`.
     const INT: bool = false;
+    /// Data packets carry a rate header (`aux`, kb/s, written `u32::MAX` by the sender and lowered by
+    /// RCP switches, `net::pipeline::rcp`); the receiver echoes it in `aux` of its ACK or NACK and
+    /// the controller sees it as [`RateAck::rate_kbps`].
+    const RATE_HEADER: bool = false;
+    /// How the conformance suite judges a lone flow (exact: it starts at line rate).
+    const LONE_FLOW: LoneFlow = LoneFlow::Exact;
     /// The spec fragment the conformance suite runs the protocol with (lone flows start at line
     /// rate, so they are exact).
     const CONFORMANCE_SPEC: &'static str = "";
@@ -278,6 +286,9 @@ impl<P: RateProtocol> RateTransport<P> {
         if layout.is_last(psn) {
             p.flags |= flags::LAST;
         }
+        if P::RATE_HEADER {
+            p.aux = u32::MAX;
+        }
         ctx.send(p);
         self.counters.data_sent += 1;
         q.cc.on_send(ctx.now(), wire);
@@ -312,6 +323,9 @@ impl<P: RateProtocol> RateTransport<P> {
             self.counters.nacks += 1;
         }
         a.ts = pkt.ts;
+        if P::RATE_HEADER {
+            a.aux = pkt.aux;
+        }
         a.path = q.path_key;
         a.lb = cfg.lb;
         a.prio = cfg.control_priority;
@@ -355,6 +369,7 @@ impl<P: RateProtocol> RateTransport<P> {
             acked_total_bytes: layout.offset(q.tx.snd_una()),
             sent_total_bytes: layout.offset(q.tx.snd_nxt()),
             int: if P::INT { ctx.int_hops() } else { &[] },
+            rate_kbps: if P::RATE_HEADER { pkt.aux } else { 0 },
         };
         q.cc.on_ack(&info);
         if q.tx.done() {
@@ -427,6 +442,11 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             "protocol",
             format!("{name} reacts to in-band telemetry: set [switch] int = true (switches stamp INT records)"),
         )?;
+        s.ensure(
+            !P::RATE_HEADER || env.rcp,
+            "protocol",
+            format!("{name} paces at the rate its switches compute: set [switch] rcp = true"),
+        )?;
         Ok(RateTransportConfig { params, sender })
     }
 
@@ -435,7 +455,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
     }
 
     fn conformance(_name: &str) -> Conformance {
-        Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: LoneFlow::Exact, exempt: &[] }
+        Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: P::LONE_FLOW, exempt: &[] }
     }
 
     fn needs(cfg: &Self::Config) -> Needs {

@@ -222,7 +222,14 @@ fn stray_and_unknown_packets_are_ignored() {
 fn read(keys: serde_json::Value, lb: LoadBalancing) -> SpecResult<RateConfig> {
     let value: toml::Value = toml::from_str(SINGLE).unwrap();
     let (spec, _) = crate::scenario::read_spec(&serde_json::to_value(value).unwrap()).unwrap();
-    let env = SpecEnv { load_balancing: lb, framing: spec.framing, queues: &spec.queues, int: false };
+    let env = SpecEnv {
+        load_balancing: lb,
+        framing: spec.framing,
+        queues: &spec.queues,
+        int: false,
+        rcp: false,
+        phantom: false,
+    };
     let map = keys.as_object().unwrap().clone();
     let mut s = Section::new("transport", &map);
     let cfg = RateConfig::read(&mut s, "rate-test", &env, true)?;

@@ -9,6 +9,7 @@
 //! for controllers built on Reno's window.
 
 pub mod dctcp;
+pub mod dx;
 pub mod reno;
 pub mod swift;
 

@@ -30,6 +30,8 @@ pub trait WindowProtocol {
     /// The spec fragment the conformance suite runs the protocol with (its lone flows are exact:
     /// data leaves at line rate from the first instant when the initial window covers the BDP).
     const CONFORMANCE_SPEC: &'static str = "";
+    /// How the conformance suite judges a lone flow.
+    const LONE_FLOW: LoneFlow = LoneFlow::Exact;
 
     /// Reads the controller's own keys (read before the sender's shared ones).
     fn read_params(s: &mut Section) -> SpecResult<Self::Params>;
@@ -148,7 +150,7 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
     }
 
     fn conformance(_name: &str) -> Conformance {
-        Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: LoneFlow::Exact, exempt: &[] }
+        Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: P::LONE_FLOW, exempt: &[] }
     }
 
     fn needs(cfg: &Self::Config) -> Needs {
