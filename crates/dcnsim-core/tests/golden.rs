@@ -33,6 +33,12 @@ fn golden_spec(protocol: &str) -> String {
              [transport]\nprotocol = \"{protocol}\"\n{}",
             workloads("fb_hadoop", 0.6, 200_000)
         ),
+        "hull" => format!(
+            "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 10.0\n\
+             core_rate_gbps = 10.0\n[queue]\nlimit_packets = 40\n[switch]\nphantom_queue = true\n\
+             [transport]\nprotocol = \"hull\"\n{}",
+            workloads("fb_hadoop", 0.6, 200_000)
+        ),
         "ndp" => format!(
             "{head}[net]\nmtu_bytes = 9000\n[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate_gbps = 10.0\n\
              [queue]\npriorities = 2\nlimit_packets = 8\ntrim = true\nscheduling = \"wrr\"\nwrr_weights = [10, 1]\n\
@@ -104,6 +110,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("hpcc", 0x52a8_16ed_5ea8_2f58),
     ("rcp", 0x04f6_971a_f939_33fe),
     ("dx", 0xb0e6_9a2f_8e01_abdd),
+    ("hull", 0x4892_7dab_a464_0553),
 ];
 
 #[test]

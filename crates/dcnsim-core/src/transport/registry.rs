@@ -4,7 +4,7 @@
 
 use super::rate::RateTransport;
 use super::window::WindowTransport;
-use super::{dcqcn, dctcp, dctcp_rate, dx, hpcc, ndp, newreno, rcp, sird, swift, timely};
+use super::{dcqcn, dctcp, dctcp_rate, dx, hpcc, hull, ndp, newreno, rcp, sird, swift, timely};
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
@@ -132,6 +132,7 @@ registry! {
     Hpcc => RateTransport<hpcc::Hpcc>,
     Rcp => RateTransport<rcp::Rcp>,
     Dx => WindowTransport<dx::Dx>,
+    Hull => WindowTransport<hull::Hull>,
 }
 
 impl TransportConfig {

@@ -10,6 +10,7 @@
 
 pub mod dctcp;
 pub mod dx;
+pub mod hull;
 pub mod reno;
 pub mod swift;
 
