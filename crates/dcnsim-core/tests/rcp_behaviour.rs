@@ -125,3 +125,38 @@ fn rcp_needs_rcp_switches_and_runs_alone() {
     ]);
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+#[test]
+fn r_recovers_across_an_idle_spell() {
+    // An 8-sender burst into host 0 drives R far down; then the fabric idles (the update timer
+    // stops) until a lone flow starts at 3 ms: its very first packet learns the full link, as the
+    // missed idle intervals are applied when traffic returns, before that packet is stamped.
+    let mut flows: Vec<(u32, u32, u64, f64)> = (1..=8).map(|h| (h, 0, 200_000, 0.0)).collect();
+    flows.push((1, 0, 2_000_000, 3000.0));
+    let f = flow_file("rcp-idle", &flows);
+    let out = run_checked(&spec(&format!(
+        "seed = 3\nduration_us = 6000.0\n[topology]\nkind = \"single_switch\"\nhosts = 9\nhost_rate_gbps = 10.0\n\
+         host_delay_us = 1.0\n[queue]\nlimit_packets = 400\n[switch]\nrcp = true\n[transport]\nprotocol = \"rcp\"\n\
+         [trace]\nflows = [0, 8]\nstate_interval_us = 1.0\n[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
+        f.display()
+    )));
+    let t = &out.flow_state;
+    let (time, value) = (u64s(t, "time_ps"), f64s(t, "value"));
+    let var = cats(t, "variable");
+    let flow = u64s(t, "flow_id");
+    let burst_min = (0..t.rows())
+        .filter(|&i| var[i] == "rate_gbps" && flow[i] == 0)
+        .map(|i| value[i])
+        .fold(f64::INFINITY, f64::min);
+    assert!(burst_min < 2.0, "the burst drove R down to {burst_min} Gb/s");
+    // The rate its first packet brought back (its ACK returns at ~3006.5 us; the second packet,
+    // sent at that rate, is not answered before 3012 us even at line rate).
+    let learned: Vec<f64> = (0..t.rows())
+        .filter(|&i| var[i] == "rate_gbps" && flow[i] == 8)
+        .filter(|&i| (3007.5e6..3012e6).contains(&(time[i] as f64)))
+        .map(|i| value[i])
+        .collect();
+    assert!(!learned.is_empty() && learned.iter().all(|&r| r > 9.9), "the late flow's first learned rate: {learned:?}");
+    let finished = &out.summary["flows"]["finished"];
+    assert_eq!(finished.as_u64(), Some(9), "{finished}");
+}
