@@ -78,6 +78,8 @@ pub struct SpecEnv<'a> {
     pub queues: &'a QueueConfigs,
     /// Switches stamp INT records into data packets (`[switch] int`).
     pub int: bool,
+    /// Switches send PB-FS CC-postcards (`[switch] postcards`).
+    pub postcards: bool,
 }
 
 /// A transport protocol. One type may serve several registered names (e.g. `dctcp` and

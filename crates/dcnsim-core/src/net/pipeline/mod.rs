@@ -20,6 +20,7 @@ pub mod dequeue;
 pub mod int;
 pub mod marking;
 pub mod pfc;
+pub mod postcard;
 pub mod scheduler;
 pub mod setup;
 pub mod shared_buffer;

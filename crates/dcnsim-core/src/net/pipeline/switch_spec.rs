@@ -23,6 +23,8 @@ pub struct SwitchConfig {
     pub deadlock_check: Time,
     /// INT records at every switch egress (HPCC).
     pub int: bool,
+    /// PB-FS CC-postcards (`pipeline::postcard`); `None` = off.
+    pub postcards: Option<super::postcard::PostcardSpec>,
 }
 
 impl Default for SwitchConfig {
@@ -37,6 +39,7 @@ impl Default for SwitchConfig {
             resume_offset_bytes: 3072,
             deadlock_check: from_us(100.0),
             int: false,
+            postcards: None,
         }
     }
 }
@@ -66,6 +69,7 @@ impl SwitchConfig {
             false,
             "in-band telemetry (HPCC): every switch egress records time, bytes sent, queue length and rate into the data packets it sends (up to 5 hops)",
         )?;
+        c.postcards = super::postcard::PostcardSpec::read(s, queues)?;
         Ok(c)
     }
 

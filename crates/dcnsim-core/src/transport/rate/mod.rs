@@ -41,8 +41,10 @@
 pub mod cc;
 pub mod config;
 pub mod control;
+pub mod fast_start;
 pub mod receiver;
 pub mod sender;
+mod start;
 #[cfg(test)]
 mod tests;
 
@@ -59,6 +61,7 @@ pub use control::{RateAck, RateControl};
 use receiver::{QpReceiver, ReceiverConfig, Reply};
 pub use sender::Recovery;
 use sender::{Next, QpSender};
+use start::{Start, StartCounters};
 
 const TIMER_RTO: u8 = 0;
 const TIMER_NIC: u8 = 1;
@@ -119,13 +122,15 @@ struct Qp<C> {
     cc_timer_at: Option<Time>,
     /// Receiver: no CE echo before this time (CNP coalescing).
     cnp_allowed_at: Time,
+    /// The start layer (`fast_start`): slow start or PB-FS state.
+    start: Start,
 }
 
 impl<C: RateControl> Qp<C> {
     /// When the QP may send its next packet (its pacing slot).
     #[inline]
     fn pacing_slot(&self) -> Time {
-        self.last_sent.map_or(0, |(at, wire)| at + self.cc.rate().tx_time(wire))
+        self.last_sent.map_or(0, |(at, wire)| at + self.rate().tx_time(wire))
     }
 }
 
@@ -158,6 +163,9 @@ pub struct RateTransport<P: RateProtocol> {
     conns: ConnTable<Qp<P::Control>>,
     hosts: Vec<HostTx>,
     counters: Counters,
+    /// PB-FS resolved for the run (`fast_start = "pbfs"`).
+    pbfs: Option<fast_start::Pbfs>,
+    start_counters: StartCounters,
 }
 
 impl<P: RateProtocol> RateTransport<P> {
@@ -278,8 +286,10 @@ impl<P: RateProtocol> RateTransport<P> {
         if layout.is_last(psn) {
             p.flags |= flags::LAST;
         }
+        self.mark_pbt(slot, &mut p, retx);
         ctx.send(p);
         self.counters.data_sent += 1;
+        let q = &mut self.conns[slot];
         q.cc.on_send(ctx.now(), wire);
         q.tx.sent(next);
         q.last_sent = Some((ctx.now(), wire));
@@ -334,8 +344,10 @@ impl<P: RateProtocol> RateTransport<P> {
     /// Returns whether the QP is done (every packet acknowledged).
     fn on_feedback(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) -> bool {
         let now = ctx.now();
-        let q = &mut self.conns[slot];
         let nack = pkt.kind == PacketKind::Nack;
+        self.before_feedback(slot, now, nack || pkt.has(flags::ECE));
+        let q = &mut self.conns[slot];
+        let rate_before = q.cc.rate();
         let acked = if nack { q.tx.on_nack(pkt.ack, pkt.seq) } else { q.tx.on_ack(pkt.ack) };
         let ece = pkt.has(flags::ECE);
         if ece {
@@ -360,6 +372,11 @@ impl<P: RateProtocol> RateTransport<P> {
         if q.tx.done() {
             return true;
         }
+        if !matches!(q.start, Start::Plain) {
+            let (acked_bytes, line) = (info.acked_bytes, ctx.nic_rate(q.src));
+            self.after_feedback(slot, now, rate_before, acked_bytes, line);
+        }
+        let q = &mut self.conns[slot];
         Self::arm_cc(ctx, q);
         self.arm_rto(ctx, slot, acked > 0);
         false
@@ -375,6 +392,8 @@ impl<P: RateProtocol> RateTransport<P> {
             return;
         }
         self.counters.timeouts += 1;
+        self.on_start_timeout(slot, ctx.now());
+        let q = &mut self.conns[slot];
         q.tx.on_timeout();
         q.cc.on_rto(ctx.now());
         Self::arm_cc(ctx, q);
@@ -467,6 +486,11 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             conns: ConnTable::default(),
             hosts: (0..hosts).map(|_| HostTx::default()).collect(),
             counters: Counters::default(),
+            pbfs: match &s.fast_start {
+                fast_start::FastStart::Pbfs(k) => Some(fast_start::Pbfs::new(k, base_rtt, bdp_bytes)),
+                _ => None,
+            },
+            start_counters: StartCounters::default(),
         }
     }
 
@@ -480,6 +504,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             base_rtt: self.base_rtt,
         };
         let layout = MessageLayout::new(size, self.framing);
+        let start = self.initial_start(size, setup.line_rate);
         let mut q = Qp {
             id,
             src,
@@ -493,6 +518,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             rto_pending: false,
             cc_timer_at: None,
             cnp_allowed_at: 0,
+            start,
         };
         Self::arm_cc(ctx, &mut q);
         let slot = self.conns.insert(id, q);
@@ -502,6 +528,16 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
     }
 
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
+        if pkt.kind == PacketKind::Control && self.pbfs.is_some() {
+            self.on_postcard(ctx, pkt.flow, pkt);
+            if let Some(slot) = self.conns.slot(pkt.flow) {
+                let src = self.conns[slot].src;
+                if src == host {
+                    self.pump(ctx, src);
+                }
+            }
+            return;
+        }
         let Some(slot) = self.conns.slot(pkt.flow) else {
             return; // a straggler of a finished QP
         };
@@ -560,13 +596,15 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let c = &self.counters;
-        vec![
+        let mut out = vec![
             ("data_packets_sent", c.data_sent),
             ("retransmitted_packets", c.retransmitted),
             ("nacks_sent", c.nacks),
             ("timeouts", c.timeouts),
             ("ecn_echoes_received", c.ecn_echoes),
-        ]
+        ];
+        self.start_counters.report(&self.cfg.sender.fast_start, &mut out);
+        out
     }
 
     fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {
