@@ -320,6 +320,96 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::time::from_us;
+    use crate::net::queue::QueueConfig;
+    use crate::net::QueueConfigs;
+    use crate::topology::builders;
+
+    /// Three 10 Gb/s hosts on one switch (node 3); N = 4 slots of 1 us (DC_RTT = 8 us: the port
+    /// can send 10000 bytes in it); T_Delta = one 1000-byte MTU at 10 Gb/s = 0.8 us.
+    fn net() -> (Network, EventQueue) {
+        let g = builders::single_switch(3, Rate::from_gbps(10.0), 0);
+        let q = QueueConfig { priorities: 2, ..QueueConfig::infinite() };
+        let qs = QueueConfigs { nic: q.clone(), to_host: q.clone(), fabric: q };
+        let mut n = Network::build(&g, &qs, 0, None, 1).unwrap();
+        let spec = PostcardSpec { slots: 4, dc_rtt_us: Some(8.0), recent_packets: 1, priority: 0 };
+        n.configure_postcards(Some(spec), 1000, 64).unwrap();
+        (n, EventQueue::new())
+    }
+
+    /// A data packet of `size` bytes from host 0 to host 2 reaches the switch at `us`.
+    fn arrive(n: &mut Network, ev: &mut EventQueue, us: f64, size: u32, marked: bool) {
+        let mut p = Packet::new(PacketKind::Data, 7, 0, 2, size);
+        p.prio = 1;
+        if marked {
+            p.flags |= PBT;
+        }
+        let id = n.pool.alloc(p);
+        n.switch_arrival(0, 3, id, from_us(us), ev);
+    }
+
+    fn sent(n: &Network) -> u64 {
+        n.postcards.as_deref().unwrap().sent[0]
+    }
+
+    /// One 1000-byte packet in each of slots 0-4 and `last` bytes in slot 5, then PBT-triggering
+    /// packets in slot 6: the history is slots 2-5, I_p = 3000 + last + 4 last.
+    fn steady(last: &[u32]) -> (Network, EventQueue) {
+        let (mut n, mut ev) = net();
+        for k in 0..5 {
+            arrive(&mut n, &mut ev, k as f64 + 0.1, 1000, false);
+        }
+        for (i, &b) in last.iter().enumerate() {
+            arrive(&mut n, &mut ev, 5.1 + 0.4 * i as f64, b, false);
+        }
+        (n, ev)
+    }
+
+    #[test]
+    fn definition_one_decides_each_pbt_packet() {
+        // I_p = 8000 <= 10000: no postcard.
+        let (mut n, mut ev) = steady(&[1000]);
+        arrive(&mut n, &mut ev, 6.1, 1000, true);
+        assert_eq!(sent(&n), 0);
+        // Exactly at the threshold: 3000 + 1400 + 4 x 1400 = 10000, not more: none.
+        let (mut n, mut ev) = steady(&[1400]);
+        arrive(&mut n, &mut ev, 6.1, 1000, true);
+        assert_eq!(sent(&n), 0);
+        // One byte more (I_p = 10005): congested; one postcard per PBT-triggering packet, none for
+        // the unmarked ones in between.
+        let (mut n, mut ev) = steady(&[1401]);
+        arrive(&mut n, &mut ev, 6.1, 1000, true);
+        assert_eq!(sent(&n), 1);
+        arrive(&mut n, &mut ev, 6.2, 1000, false);
+        arrive(&mut n, &mut ev, 6.3, 1000, true);
+        assert_eq!(sent(&n), 2);
+    }
+
+    #[test]
+    fn a_postcard_carries_the_prediction_at_high_priority_to_the_sender() {
+        // Slot 5 holds two packets (2000 bytes): I_p = 3000 + 2000 + 4 x 2000 = 13000.
+        let (mut n, mut ev) = steady(&[1000, 1000]);
+        arrive(&mut n, &mut ev, 6.1, 1000, true);
+        assert_eq!(sent(&n), 1);
+        // The postcard left on the switch's port towards host 0 (port 1: link 0's reverse).
+        let ids: Vec<PacketId> = n.ports[1].pipe_packets().collect();
+        assert_eq!(ids.len(), 1);
+        let p = *n.pool.get(ids[0]);
+        assert_eq!((p.kind, p.dst, p.flow, p.size, p.prio), (PacketKind::Control, 0, 7, 64, 0));
+        let c = Postcard::read(&p);
+        // Q^1 = the queue seen at slot 2's first arrival (empty); recent window (5.3, 6.1] us holds
+        // the packet at 5.5 and the marked one.
+        let expect = Postcard {
+            switch: 0,
+            distance: 1,
+            ip_bytes: 13_000,
+            q1_bytes: 0,
+            rate_mbps: 10_000,
+            recent_bytes: 2000,
+            recent_marked_bytes: 1000,
+        };
+        assert_eq!(c, expect);
+    }
 
     #[test]
     fn history_keeps_the_last_n_complete_slots() {

@@ -90,9 +90,7 @@ impl<P: RateProtocol> RateTransport<P> {
     pub(super) fn initial_start(&mut self, size: u64, line: Rate) -> Start {
         match self.cfg.sender.fast_start {
             FastStart::LineRate => Start::Plain,
-            FastStart::SlowStart { initial_bps } if initial_bps < line.bps() => {
-                Start::Slow(QpRate::new(initial_bps))
-            }
+            FastStart::SlowStart { initial_bps } if initial_bps < line.bps() => Start::Slow(QpRate::new(initial_bps)),
             FastStart::SlowStart { .. } => Start::Plain,
             FastStart::Pbfs(_) => {
                 let pbfs = self.pbfs.expect("resolved with the mode");
