@@ -22,22 +22,7 @@ pub fn extend(sim: &Simulation, ports: &mut Table, switches: &mut Table, summary
             "max_headroom_bytes": sw.iter().map(|s| s.max_headroom).max().unwrap_or(0),
         });
     }
-    if let Some(pc) = net.postcards.as_deref() {
-        switches.push("postcards_sent", Column::U64(pc.sent.clone()));
-        switches.push("pbt_packets_seen", Column::U64(pc.triggers_seen.clone()));
-        let mut by_tier = serde_json::Map::new();
-        for (s, t) in net.tiers.iter().enumerate() {
-            let e = by_tier.entry(t.name()).or_insert(json!(0u64));
-            *e = json!(e.as_u64().unwrap_or(0) + pc.sent[s]);
-        }
-        summary["postcards"] = json!({
-            "sent": pc.sent.iter().sum::<u64>(),
-            "sent_by_tier": by_tier,
-            "pbt_packets_seen": pc.triggers_seen.iter().sum::<u64>(),
-            "slot_ps": pc.slot(),
-            "dc_rtt_ps": pc.params.dc_rtt,
-        });
-    }
+    postcards(sim, switches, summary);
     let Some(pfc) = net.pfc.as_deref() else { return };
     let ps = &net.ports;
     ports.push("pause_frames_sent", Column::U64(pfc.frames_sent.iter().map(|f| f[0]).collect()));
@@ -83,4 +68,24 @@ pub fn extend(sim: &Simulation, ports: &mut Table, switches: &mut Table, summary
             "stuck_pairs": d.stuck_pairs,
         }),
     };
+}
+
+/// PB-FS CC-postcards per switch, and their sum by tier.
+fn postcards(sim: &Simulation, switches: &mut Table, summary: &mut Value) {
+    let net = &sim.net;
+    let Some(pc) = net.postcards.as_deref() else { return };
+    switches.push("postcards_sent", Column::U64(pc.sent.clone()));
+    switches.push("pbt_packets_seen", Column::U64(pc.triggers_seen.clone()));
+    let mut by_tier = serde_json::Map::new();
+    for (s, t) in net.tiers.iter().enumerate() {
+        let e = by_tier.entry(t.name()).or_insert(json!(0u64));
+        *e = json!(e.as_u64().unwrap_or(0) + pc.sent[s]);
+    }
+    summary["postcards"] = json!({
+        "sent": pc.sent.iter().sum::<u64>(),
+        "sent_by_tier": by_tier,
+        "pbt_packets_seen": pc.triggers_seen.iter().sum::<u64>(),
+        "slot_ps": pc.slot(),
+        "dc_rtt_ps": pc.params.dc_rtt,
+    });
 }

@@ -174,13 +174,7 @@ impl RunSpec {
             "ecmp: per-flow hash; spray: random per packet at every switch; source: the sender picks the path per packet")?;
         r.finish()?;
 
-        let base = SpecEnv {
-            load_balancing,
-            framing,
-            queues: &queues,
-            int: switch.int,
-            postcards: switch.postcards.is_some(),
-        };
+        let base = SpecEnv { load_balancing, framing, queues: &queues, int: switch.int, postcards: switch.pbfs() };
         let transports = read_transports(top, &base)?;
 
         let workload = WorkloadSpec::read(top)?;

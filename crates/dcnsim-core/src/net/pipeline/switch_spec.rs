@@ -45,6 +45,11 @@ impl Default for SwitchConfig {
 }
 
 impl SwitchConfig {
+    /// Switches send PB-FS CC-postcards.
+    pub fn pbfs(&self) -> bool {
+        self.postcards.is_some()
+    }
+
     /// Reads the `[switch]` table of the spec.
     pub fn read_table(top: &mut Section, queues: &QueueConfigs) -> SpecResult<SwitchConfig> {
         let mut sw = top.table("switch", "switch features: shared buffer, PFC, INT")?;
