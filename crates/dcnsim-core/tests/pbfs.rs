@@ -19,6 +19,18 @@ fn registered(p: &str) -> bool {
 /// `flows` on one switch with 17 hosts at 25 Gb/s, 1 us links; two classes (postcards and ACKs in
 /// 0, data in 1); RED marking as the HPCC reference's at 25 Gb/s; INT and postcards on.
 fn run_with(protocol: &str, transport: &str, queue: &str, flows: &[(u32, u32, u64, f64)], seed: u64) -> RunOutput {
+    run_on(protocol, transport, queue, "", flows, seed)
+}
+
+/// As [`run_with`], with more `[switch]` keys.
+fn run_on(
+    protocol: &str,
+    transport: &str,
+    queue: &str,
+    switch: &str,
+    flows: &[(u32, u32, u64, f64)],
+    seed: u64,
+) -> RunOutput {
     let tag = format!("pbfs-{protocol}-{}-{:x}", flows.len(), (transport.len() * 131 + queue.len()) as u64);
     let f = flow_file(&tag, flows);
     run_checked(&spec(&format!(
@@ -26,7 +38,7 @@ fn run_with(protocol: &str, transport: &str, queue: &str, flows: &[(u32, u32, u6
          [topology]\nkind = \"single_switch\"\nhosts = 17\nhost_rate_gbps = 25.0\nhost_delay_us = 1.0\n\
          [queue]\npriorities = 2\necn = \"red\"\necn_at = \"dequeue\"\nred_min_bytes = 100000\n\
          red_max_bytes = 400000\nred_pmax = 0.2\n{queue}\n\
-         [switch]\nint = true\npostcards = true\n\
+         [switch]\nint = true\npostcards = true\n{switch}\n\
          [transport]\nprotocol = \"{protocol}\"\ndata_priority = 1\ncontrol_priority = 0\n{transport}\n\
          [[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
         f.display()
@@ -124,6 +136,21 @@ fn with_pbfs_every_cc_delivers_a_lossy_incast_exactly_once_and_deterministically
             assert_eq!(opt_u64s(&a.flows, "end_ps"), opt_u64s(&b.flows, "end_ps"), "{p} {recovery}: same seed");
             assert_eq!(a.summary["transport"], b.summary["transport"], "{p} {recovery}");
         }
+    }
+}
+
+#[test]
+fn postcards_cross_a_lossless_shared_buffer_fabric() {
+    // PFC on a 1 MB shared buffer: postcards are admitted (accounted to their data packet's
+    // ingress), nothing is dropped, every byte arrives.
+    let flows = incast(16, 100_000);
+    for p in CCS.into_iter().filter(|p| registered(p)) {
+        let out = run_on(p, PBFS, "", "buffer_bytes = 1000000\npfc = true", &flows, 1);
+        assert_eq!(out.summary["queues"]["drops"], 0, "{p}");
+        assert!(counter(&out, "postcards_received") >= 16, "{p}");
+        let (ends, sizes, got) =
+            (opt_u64s(&out.flows, "end_ps"), u64s(&out.flows, "size_bytes"), u64s(&out.flows, "window_bytes"));
+        assert!((0..ends.len()).all(|i| ends[i].is_some() && got[i] == sizes[i]), "{p}");
     }
 }
 

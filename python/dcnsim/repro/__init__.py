@@ -14,6 +14,10 @@ from . import (
     ndp_fig19,
     ndp_fig21,
     ndp_fig22,
+    pbfs_fig5,
+    pbfs_fig6,
+    pbfs_fig7,
+    pbfs_fig8,
     rdma_pfc,
     sird_fig7,
     sird_fig9,
@@ -23,7 +27,8 @@ from . import (
 from .base import Check, Outcome, Repro, format_checks
 
 REGISTRY: List[Repro] = [m.REPRO for m in (dctcp_k, ndp_fig4, ndp_fig14, ndp_fig16, ndp_fig17, ndp_fig19, ndp_fig21,
-                                           ndp_fig22, sird_table5, sird_fig7, sird_fig9, sird_fig10, rdma_pfc)]
+                                           ndp_fig22, sird_table5, sird_fig7, sird_fig9, sird_fig10, rdma_pfc,
+                                           pbfs_fig5, pbfs_fig6, pbfs_fig7, pbfs_fig8)]
 
 
 __all__ = ["REGISTRY", "get", "Repro", "Check", "Outcome", "format_checks"]

@@ -22,7 +22,8 @@
 //! - every packet to the port counts as arriving bytes (data, ACKs, other postcards);
 //! - postcards are `Control` packets of `control_bytes`, in class `postcard_priority`, routed
 //!   like any packet from the switch to the sender (they are counted at later switches as arrivals
-//!   but never trigger postcards themselves).
+//!   but never trigger postcards themselves); a shared buffer accounts a postcard to the ingress of
+//!   the data packet that triggered it.
 //!
 //! Packet fields of a postcard (the switch writes them, the rate sender reads them):
 //! `seq` = I_p (bytes), `ack` = T in Mb/s << 32 | Q^1 (bytes, saturated at 2^32 - 1),
@@ -311,6 +312,8 @@ impl Network {
         p.prio = pc.params.priority;
         p.path = packet.path;
         p.lb = if packet.lb == LoadBalancing::Source { LoadBalancing::Ecmp } else { packet.lb };
+        // A shared buffer accounts the postcard to the link its data packet came in on.
+        p.ingress = packet.ingress;
         card.write(&mut p);
         let id = self.pool.alloc(p);
         self.forward(node, id, now, ev);
