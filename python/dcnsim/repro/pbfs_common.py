@@ -12,11 +12,13 @@ Choices where the paper or our model differ (docs/protocols/pbfs.md lists them a
 - PFC thresholds: the paper's 11% (25 Gb/s ports) and 33% (100 Gb/s) of the free buffer are not
   expressible in our dynamic thresholds, which halve the shift per doubling of the port rate: we
   use 1/8 (12.5%) at 25 Gb/s, hence 1/2 at 100 Gb/s (`buffer_alpha_shift = 3`);
-- packets carry 1000 payload bytes (48 header bytes), as the HPCC reference the paper extends;
+- packets carry 1460 payload bytes (48 header bytes): imc10's smallest flows (1460 B, half of all
+  flows) are then one packet, as the paper's "flows shorter than 1,000 bytes (50% of all flows)" are
+  one packet of the HPCC reference's 1000-byte payloads;
 - ECN (DCQCN, rate DCTCP): the HPCC reference's RED at 25 Gb/s host ports (Kmin 100 KB, Kmax 400 KB,
   Pmax 0.2) and at 100 Gb/s fabric ports (400 KB, 1600 KB);
-- short flows are those of at most 10 KB (80% of imc10 flows, the paper's "~80%"); the size groups
-  are one packet (<= 1000 B), 2-4 packets and 5-10 packets.
+- short flows are those of at most 10220 B (7 packets; 80% of imc10 flows, the paper's "~80%"); the
+  size groups are one packet, 2-4 packets and 5-7 packets.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ import math
 
 # The PB-FS paper's CCs with their dcnsim names.
 CCS = {"DCQCN": "dcqcn", "TIMELY": "timely", "HPCC": "hpcc"}
-SHORT_BYTES = 10_000
-GROUPS = [("1 pkt", 0, 1000), ("2-4 pkts", 1001, 4000), ("5-10 pkts", 4001, 10_000)]
-NET = {"mtu_bytes": 1048, "header_bytes": 48, "control_bytes": 64}
+SHORT_BYTES = 10_220
+GROUPS = [("1 pkt", 0, 1460), ("2-4 pkts", 1461, 5840), ("5-7 pkts", 5841, 10_220)]
+NET = {"mtu_bytes": 1508, "header_bytes": 48, "control_bytes": 64}
 RED = {"ecn": "red", "ecn_at": "dequeue", "red_pmax": 0.2}
 
 
@@ -39,8 +41,7 @@ def fabric(quick: bool = False) -> dict:
 
 def queues() -> dict:
     """Two classes (postcards and ACKs above data); RED per port role."""
-    return {"priorities": 2, **RED,
-            "to_host": {"red_min_bytes": 100_000, "red_max_bytes": 400_000},
+    return {"priorities": 2, **RED, "red_min_bytes": 100_000, "red_max_bytes": 400_000,
             "fabric": {"red_min_bytes": 400_000, "red_max_bytes": 1_600_000}}
 
 
@@ -62,15 +63,17 @@ def transport(cc: str, start: str, recovery: str = "go_back_n", **extra) -> dict
     return t
 
 
-def workload(load: float = 0.7) -> list:
-    return [{"kind": "poisson", "load": load, "cdf": "imc10"}]
+def workload(stop_us: float, load: float = 0.7) -> list:
+    """imc10 at `load`; arrivals stop at `stop_us` so that the counted flows finish."""
+    return [{"kind": "poisson", "load": load, "cdf": "imc10", "stop_us": stop_us}]
 
 
 def base(quick: bool, pfc: bool, buffer_bytes: int = 8_000_000, seed: int = 1) -> dict:
-    """Everything but the transport; quick: 2 pods and 1.5 ms, full: 5 pods and 6 ms."""
-    duration, warmup = (1500.0, 300.0) if quick else (6000.0, 1000.0)
+    """Everything but the transport; quick: 2 pods, arrivals for 1.5 ms; full: 5 pods, 6 ms."""
+    duration, warmup, stop = (2000.0, 300.0, 1500.0) if quick else (7000.0, 1000.0, 6000.0)
     return {"seed": seed, "duration_us": duration, "measure": {"warmup_us": warmup}, "net": NET,
-            "topology": fabric(quick), "queue": queues(), "switch": switch(pfc, buffer_bytes), "workload": workload()}
+            "topology": fabric(quick), "queue": queues(), "switch": switch(pfc, buffer_bytes),
+            "workload": workload(stop)}
 
 
 def label(t: dict) -> str:

@@ -30,7 +30,8 @@ CHECKS = [
     Check("loss rate, FS", 0.157, 0.1, lambda df, out: loss(df, out, "line_rate")),
     Check("loss rate, PB-FS", 0.079, 0.06, lambda df, out: loss(df, out, "pbfs")),
     # PB-FS prevents part of FS's losses: about half of FS's (0.079 / 0.157).
-    Check("loss rate PB-FS / FS", 0.5, 0.3, lambda df, out: pc.ratio(loss(df, out, "pbfs"), loss(df, out, "line_rate"))),
+    Check("loss rate PB-FS / FS", 0.5, 0.3,
+          lambda df, out: pc.ratio(loss(df, out, "pbfs"), loss(df, out, "line_rate"))),
 ]
 
 
