@@ -19,15 +19,16 @@ fn registered(p: &str) -> bool {
 /// `flows` on one switch with 17 hosts at 25 Gb/s, 1 us links; two classes (postcards and ACKs in
 /// 0, data in 1); RED marking as the HPCC reference's at 25 Gb/s; INT and postcards on.
 fn run_with(protocol: &str, transport: &str, queue: &str, flows: &[(u32, u32, u64, f64)], seed: u64) -> RunOutput {
-    run_on(protocol, transport, queue, "", flows, seed)
+    run_on(protocol, transport, queue, "", "", flows, seed)
 }
 
-/// As [`run_with`], with more `[switch]` keys.
+/// As [`run_with`], with more `[switch]` and `[topology]` keys.
 fn run_on(
     protocol: &str,
     transport: &str,
     queue: &str,
     switch: &str,
+    topology: &str,
     flows: &[(u32, u32, u64, f64)],
     seed: u64,
 ) -> RunOutput {
@@ -35,7 +36,7 @@ fn run_on(
     let f = flow_file(&tag, flows);
     run_checked(&spec(&format!(
         "seed = {seed}\nduration_us = 3000.0\n\
-         [topology]\nkind = \"single_switch\"\nhosts = 17\nhost_rate_gbps = 25.0\nhost_delay_us = 1.0\n\
+         [topology]\nkind = \"single_switch\"\nhosts = 17\nhost_rate_gbps = 25.0\nhost_delay_us = 1.0\n{topology}\n\
          [queue]\npriorities = 2\necn = \"red\"\necn_at = \"dequeue\"\nred_min_bytes = 100000\n\
          red_max_bytes = 400000\nred_pmax = 0.2\n{queue}\n\
          [switch]\nint = true\npostcards = true\n{switch}\n\
@@ -140,12 +141,29 @@ fn with_pbfs_every_cc_delivers_a_lossy_incast_exactly_once_and_deterministically
 }
 
 #[test]
+fn with_pbfs_and_random_loss_on_every_link_every_flow_completes() {
+    // 2% of packets lost on every link (data, ACKs, postcards): an incast and two long flows.
+    let mut flows = incast(8, 50_000);
+    flows.extend([(9, 10, 1_000_000, 1.0), (11, 0, 200_000, 2.0)]);
+    for p in CCS.into_iter().filter(|p| registered(p)) {
+        for recovery in ["go_back_n", "irn"] {
+            let t = format!("{PBFS}\nrecovery = \"{recovery}\"");
+            let out = run_on(p, &t, "limit_bytes = 8000000", "", "loss_probability = 0.02", &flows, 2);
+            assert!(out.summary["queues"]["losses"].as_u64().unwrap() > 0, "{p} {recovery}: nothing lost");
+            let (ends, sizes, got) =
+                (opt_u64s(&out.flows, "end_ps"), u64s(&out.flows, "size_bytes"), u64s(&out.flows, "window_bytes"));
+            assert!((0..ends.len()).all(|i| ends[i].is_some() && got[i] == sizes[i]), "{p} {recovery}");
+        }
+    }
+}
+
+#[test]
 fn postcards_cross_a_lossless_shared_buffer_fabric() {
     // PFC on a 1 MB shared buffer: postcards are admitted (accounted to their data packet's
     // ingress), nothing is dropped, every byte arrives.
     let flows = incast(16, 100_000);
     for p in CCS.into_iter().filter(|p| registered(p)) {
-        let out = run_on(p, PBFS, "", "buffer_bytes = 1000000\npfc = true", &flows, 1);
+        let out = run_on(p, PBFS, "", "buffer_bytes = 1000000\npfc = true", "", &flows, 1);
         assert_eq!(out.summary["queues"]["drops"], 0, "{p}");
         assert!(counter(&out, "postcards_received") >= 16, "{p}");
         let (ends, sizes, got) =
