@@ -343,8 +343,8 @@ impl TopologySpec {
                     "[fat_tree] hosts per ToR = oversubscription x k/2 (1 = full bisection)",
                 )?;
                 s.ensure((1..=64).contains(&over), "oversubscription", "must be an integer in [1, 64]")?;
-                let pods =
-                    s.u64_or("pods", k, "pods", "[fat_tree] pods built, at most k (default k: the full tree)")?;
+                let pods = s.u64_opt("pods", "pods", "[fat_tree] pods built, at most k; unset = k (the full tree)")?;
+                let pods = pods.unwrap_or(k);
                 s.ensure((1..=k).contains(&pods), "pods", format!("must be in [1, k = {k}], got {pods}"))?;
                 let host_rate_gbps = rate(s, "host_rate_gbps", host_rate_doc)?;
                 TopologySpec::FatTree {
