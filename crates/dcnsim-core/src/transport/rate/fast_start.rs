@@ -294,6 +294,26 @@ mod tests {
     }
 
     #[test]
+    fn postcards_from_two_switches_give_the_papers_rate() {
+        let (p, line) = (pbfs(), 25_000_000_000u64);
+        let mut f = PbfsFlow::new();
+        // The sender's ToR uplink (100 Gb/s, BDP 300000): a quarter of the recent bytes from PB-FS
+        // flows, I_p = 400000: I_PBT = 100000, I_nonPBT = 300000, I = max(300000 - 300000, I_min).
+        let up = card(3, 400_000, 0, 100, 24_000, 1_000);
+        let c_up = 100_000.0 / (0.95 * 15_000.0);
+        assert!((p.factor(&up) - c_up).abs() < 1e-9);
+        // The receiver's downlink (25 Gb/s): all PB-FS, I = 75000 - 5000.
+        let down = card(8, 150_000, 5_000, 25, 6_000, 1_000);
+        let c_down = 150_000.0 / (0.95 * 70_000.0);
+        assert!((p.factor(&down) - c_down).abs() < 1e-9);
+        // Downlink first, then the more congested uplink takes over; the downlink again changes nothing:
+        // the rate is MaxRate / max(c).
+        assert_eq!(f.on_postcard(8, p.factor(&down), line), Some((line as f64 / c_down) as u64));
+        assert_eq!(f.on_postcard(3, p.factor(&up), line), Some((line as f64 / c_up) as u64));
+        assert_eq!(f.on_postcard(8, p.factor(&down), line), None);
+    }
+
+    #[test]
     fn eligibility_is_tau_at_line_rate() {
         let p = pbfs();
         let line = Rate::from_gbps(25.0);
