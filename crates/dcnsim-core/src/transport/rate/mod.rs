@@ -28,6 +28,8 @@
 //!   packet not SACKed (selective repeat); the timer restarts whenever the cumulative ACK advances
 //! - INT (HPCC, [`RateProtocol::INT`]): the receiver copies the data packet's records into its
 //!   ACK or NACK (`ReceiveUdp`: `SetIntHeader`), and the controller reads them from the ACK.
+//! - how a QP starts (`fast_start`: line rate, slow start, or PB-FS with the switches' CC-postcards):
+//!   [`fast_start`] and `start.rs`; the default (line rate) takes none of its branches.
 //!
 //! Not modelled: PFC interaction (pauses are the fabric's), L2 chunking and go-back-to-zero, QP
 //! set-up, multiple NICs per host, CNP packets separate from ACKs (the CNP rides on the ACK of the
@@ -529,12 +531,8 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
 
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
         if pkt.kind == PacketKind::Control && self.pbfs.is_some() {
-            self.on_postcard(ctx, pkt.flow, pkt);
-            if let Some(slot) = self.conns.slot(pkt.flow) {
-                let src = self.conns[slot].src;
-                if src == host {
-                    self.pump(ctx, src);
-                }
+            if self.on_postcard(ctx, host, pkt) {
+                self.pump(ctx, host);
             }
             return;
         }

@@ -6,7 +6,7 @@ use super::cc::QpRate;
 use super::fast_start::{FastStart, Pbfs, PbfsFlow};
 use super::{Qp, RateControl, RateProtocol, RateTransport};
 use crate::engine::time::{Rate, Time};
-use crate::net::packet::{FlowId, Packet};
+use crate::net::packet::{HostId, Packet};
 use crate::net::pipeline::postcard::{Postcard, PBT};
 use crate::transport::Ctx;
 
@@ -149,25 +149,27 @@ impl<P: RateProtocol> RateTransport<P> {
         self.conns[slot].hand_over(now, &mut self.start_counters);
     }
 
-    /// A CC-postcard for `flow` reached its sender: Algorithm 1.
-    pub(super) fn on_postcard(&mut self, ctx: &mut Ctx, flow: FlowId, pkt: &Packet) {
+    /// A CC-postcard reached `host`: Algorithm 1 if it is its flow's sender. Returns whether a
+    /// live QP of `host` took it (the caller then lets the NIC send).
+    pub(super) fn on_postcard(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) -> bool {
         let card = Postcard::read(pkt);
         let c = &mut self.start_counters;
         c.postcards_received += 1;
         c.by_distance[(card.distance.max(1) as usize - 1).min(5)] += 1;
-        let (Some(pbfs), Some(slot)) = (self.pbfs, self.conns.slot(flow)) else {
+        let slot = self.conns.slot(pkt.flow).filter(|&s| self.conns[s].src == host);
+        let (Some(pbfs), Some(slot)) = (self.pbfs, slot) else {
             c.postcards_ignored += 1;
-            return;
+            return false;
         };
         let line = ctx.nic_rate(self.conns[slot].src).bps();
         let q = &mut self.conns[slot];
         let Start::Pbfs(f) = &mut q.start else {
             c.postcards_ignored += 1;
-            return;
+            return true;
         };
         if f.ignore {
             c.postcards_ignored += 1;
-            return;
+            return true;
         }
         let factor = Pbfs::factor(&pbfs, &card);
         let rate = f.on_postcard(card.switch, factor, line);
@@ -179,5 +181,6 @@ impl<P: RateProtocol> RateTransport<P> {
             c.pbfs_rate_reductions += 1;
             Self::arm_cc(ctx, q);
         }
+        true
     }
 }
