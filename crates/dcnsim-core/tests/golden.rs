@@ -24,6 +24,9 @@ fn workloads(cdf: &str, load: f64, incast_bytes: u64) -> String {
     )
 }
 
+/// The rate-based CCs (each also golden with PB-FS on, as `<cc>+pbfs`).
+const RATE: [&str; 5] = ["dcqcn", "timely", "dctcp_rate", "hpcc", "rcp"];
+
 fn golden_spec(protocol: &str) -> String {
     let head = "seed = 7\nduration_us = 1500.0\n[measure]\nwarmup_us = 100.0\n";
     match protocol {
@@ -58,8 +61,11 @@ fn golden_spec(protocol: &str) -> String {
              [routing]\nload_balancing = \"spray\"\n[transport]\nprotocol = \"sird\"\n{}",
             workloads("fb_hadoop", 0.7, 500_000)
         ),
-        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" | "rcp" => {
-            let (queue, switch) = match protocol {
+        p if RATE.contains(&p.trim_end_matches("+pbfs")) => {
+            // `<cc>+pbfs`: the same run with PB-FS (postcards in a class above data).
+            let cc = p.trim_end_matches("+pbfs");
+            let pbfs = cc != p;
+            let (queue, switch) = match cc {
                 "dcqcn" => (
                     "ecn = \"red\"\necn_at = \"dequeue\"\nred_min_bytes = 100000\nred_max_bytes = 400000\n\
                      red_pmax = 0.2\n",
@@ -70,11 +76,19 @@ fn golden_spec(protocol: &str) -> String {
                 "rcp" => ("", "[switch]\nrcp = true\n"),
                 _ => ("", ""),
             };
+            let (pq, ps, pt) = match (pbfs, switch.is_empty()) {
+                (false, _) => ("", "", ""),
+                (true, empty) => (
+                    "priorities = 2\n",
+                    if empty { "[switch]\npostcards = true\n" } else { "postcards = true\n" },
+                    "fast_start = \"pbfs\"\ndata_priority = 1\ncontrol_priority = 0\n",
+                ),
+            };
             format!(
                 "{head}[net]\nmtu_bytes = 1064\n[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\n\
                  spines = 2\nhost_rate_gbps = 25.0\ncore_rate_gbps = 50.0\n[queue]\nlimit_bytes = 300000\n\
-                 {queue}{switch}\
-                 [transport]\nprotocol = \"{protocol}\"\n{}",
+                 {pq}{queue}{switch}{ps}\
+                 [transport]\nprotocol = \"{cc}\"\n{pt}{}",
                 workloads("fb_hadoop", 0.6, 200_000)
             )
         }
@@ -111,6 +125,10 @@ const GOLDEN: &[(&str, u64)] = &[
     ("rcp", 0x04f6_971a_f939_33fe),
     ("dx", 0xb0e6_9a2f_8e01_abdd),
     ("hull", 0x4892_7dab_a464_0553),
+    ("dcqcn+pbfs", 0x16ef_26df_255f_441c),
+    ("timely+pbfs", 0x7fb2_6644_efe0_d590),
+    ("dctcp_rate+pbfs", 0xd260_1963_cf5c_5137),
+    ("hpcc+pbfs", 0x92cb_8cd0_8e26_a8b5),
 ];
 
 #[test]

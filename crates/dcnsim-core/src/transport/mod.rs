@@ -85,6 +85,8 @@ pub struct SpecEnv<'a> {
     pub rcp: bool,
     /// Switches have HULL phantom queues (`[switch] phantom_queue`).
     pub phantom: bool,
+    /// Switches send PB-FS CC-postcards (`[switch] postcards`).
+    pub postcards: bool,
 }
 
 /// A transport protocol. One type may serve several registered names (e.g. `dctcp` and

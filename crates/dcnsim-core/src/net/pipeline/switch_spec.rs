@@ -27,6 +27,8 @@ pub struct SwitchConfig {
     pub rcp: Option<super::rcp::RcpSwitch>,
     /// HULL phantom queues (`pipeline::phantom`).
     pub phantom: Option<super::phantom::PhantomQueue>,
+    /// PB-FS CC-postcards (`pipeline::postcard`); `None` = off.
+    pub postcards: Option<super::postcard::PostcardSpec>,
 }
 
 impl Default for SwitchConfig {
@@ -43,6 +45,7 @@ impl Default for SwitchConfig {
             int: false,
             rcp: None,
             phantom: None,
+            postcards: None,
         }
     }
 }
@@ -55,8 +58,13 @@ impl SwitchConfig {
         framing: crate::transport::Framing,
         queues: &'a QueueConfigs,
     ) -> crate::transport::SpecEnv<'a> {
-        let (int, rcp, phantom) = (self.int, self.rcp.is_some(), self.phantom.is_some());
-        crate::transport::SpecEnv { load_balancing, framing, queues, int, rcp, phantom }
+        let (int, rcp, phantom, postcards) = (self.int, self.rcp.is_some(), self.phantom.is_some(), self.pbfs());
+        crate::transport::SpecEnv { load_balancing, framing, queues, int, rcp, phantom, postcards }
+    }
+
+    /// Switches send PB-FS CC-postcards.
+    pub fn pbfs(&self) -> bool {
+        self.postcards.is_some()
     }
 
     /// Reads the `[switch]` table of the spec.
@@ -85,6 +93,7 @@ impl SwitchConfig {
         )?;
         c.rcp = super::rcp::read(s)?;
         c.phantom = super::phantom::read(s)?;
+        c.postcards = super::postcard::PostcardSpec::read(s, queues)?;
         Ok(c)
     }
 

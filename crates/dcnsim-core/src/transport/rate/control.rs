@@ -46,6 +46,9 @@ pub trait RateControl {
     fn on_send(&mut self, _now: Time, _wire_bytes: u32) {}
     /// The current sending rate: data packets leave no closer than their serialization time at it.
     fn rate(&self) -> Rate;
+    /// The start layer (`fast_start`: a PB-FS reduction, a slow-start hand-over) sets the rate to
+    /// `bps` (within the controller's bounds); the controller goes on from there.
+    fn set_rate(&mut self, now: Time, bps: u64);
     /// Payload bytes that may be unacknowledged; `None` = no window (rate only).
     fn window_bytes(&self) -> Option<u64> {
         None

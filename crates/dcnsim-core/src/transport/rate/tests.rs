@@ -14,6 +14,9 @@ impl RateControl for Constant {
     fn rate(&self) -> Rate {
         self.0
     }
+    fn set_rate(&mut self, _now: Time, bps: u64) {
+        self.0 = Rate::from_bps(bps);
+    }
 }
 
 /// The test controller's parameter: a fraction of line rate in percent.
@@ -55,6 +58,7 @@ fn config(recovery: Recovery) -> RateConfig {
         control_priority: 0,
         ecn_capable: false,
         lb: LoadBalancing::Ecmp,
+        fast_start: fast_start::FastStart::LineRate,
     }
 }
 
@@ -229,6 +233,7 @@ fn read(keys: serde_json::Value, lb: LoadBalancing) -> SpecResult<RateConfig> {
         int: false,
         rcp: false,
         phantom: false,
+        postcards: false,
     };
     let map = keys.as_object().unwrap().clone();
     let mut s = Section::new("transport", &map);

@@ -5,7 +5,7 @@
 //! keys are in `transport/rcp.rs`.
 
 use super::QpRate;
-use crate::engine::time::Rate;
+use crate::engine::time::{Rate, Time};
 use crate::transport::rate::{RateAck, RateControl};
 
 #[derive(Clone, Debug)]
@@ -45,6 +45,10 @@ impl RateControl for Rcp {
     }
     fn rate(&self) -> Rate {
         self.rate.rate()
+    }
+    /// A start layer's rate holds until the next echo brings the routers' rate.
+    fn set_rate(&mut self, _now: Time, bps: u64) {
+        self.rate.set(bps.min(self.line_bps));
     }
     fn window_bytes(&self) -> Option<u64> {
         (!self.learned).then_some(self.mss_bytes)
