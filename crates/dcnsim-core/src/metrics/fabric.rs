@@ -21,6 +21,7 @@ pub fn extend(sim: &Simulation, ports: &mut Table, switches: &mut Table, summary
             "max_headroom_bytes": sw.iter().map(|s| s.max_headroom).max().unwrap_or(0),
         });
     }
+    iofd(net, switches, summary);
     let Some(pfc) = net.pfc.as_deref() else { return };
     let ps = &net.ports;
     ports.push("pause_frames_sent", Column::U64(pfc.frames_sent.iter().map(|f| f[0]).collect()));
@@ -66,4 +67,21 @@ pub fn extend(sim: &Simulation, ports: &mut Table, switches: &mut Table, summary
             "stuck_pairs": d.stuck_pairs,
         }),
     };
+}
+
+/// Dart's in-order flow deflection: per-switch counters and their totals.
+fn iofd(net: &crate::net::Network, switches: &mut Table, summary: &mut Value) {
+    let Some(d) = net.deflection.as_deref() else { return };
+    {
+        let c = &d.counters;
+        switches.push("iofd_deflections", Column::U64(c.iter().map(|c| c.deflections).collect()));
+        switches.push("iofd_dft_full", Column::U64(c.iter().map(|c| c.dft_full).collect()));
+        switches.push("iofd_tokens_exhausted", Column::U64(c.iter().map(|c| c.tokens_exhausted).collect()));
+        summary["iofd"] = json!({
+            "deflections": c.iter().map(|c| c.deflections).sum::<u64>(),
+            "dft_full": c.iter().map(|c| c.dft_full).sum::<u64>(),
+            "tokens_exhausted": c.iter().map(|c| c.tokens_exhausted).sum::<u64>(),
+            "misrouted_packets": c.iter().map(|c| c.misrouted_packets).sum::<u64>(),
+        });
+    }
 }

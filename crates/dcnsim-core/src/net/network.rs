@@ -22,6 +22,7 @@ use crate::engine::rng::Rng;
 use crate::engine::time::{Rate, Time};
 use crate::metrics::trace::{PacketTrace, TraceEvent};
 use crate::net::packet::{Fate, PacketId, PacketKind, PacketPool};
+use crate::net::pipeline::deflection::Deflection;
 use crate::net::pipeline::pfc::{is_mac_frame, Pfc};
 use crate::net::pipeline::shared_buffer::Buffers;
 use crate::net::port::{NodeId, OccupancyStats, Port, PortId, PortRole};
@@ -57,12 +58,16 @@ pub struct Network {
     pub buffers: Option<Box<Buffers>>,
     /// Priority flow control state (`[switch] pfc`).
     pub pfc: Option<Box<Pfc>>,
+    /// In-order flow deflection (`[switch] iofd`).
+    pub deflection: Option<Box<Deflection>>,
     /// INT: bytes each port has sent since the run started (never reset; `[switch] int`).
     pub(crate) int_tx_bytes: Vec<u64>,
     /// PFC frames on links (they sit in pipes but are not pooled packets).
     pub(crate) mac_frames_in_flight: u64,
     /// Random link loss draws only (kept apart so lossless runs never touch it).
     loss_rng: Rng,
+    /// The run's seed (switch stages built later derive their own streams from it).
+    pub(crate) seed: u64,
 }
 
 impl Network {
@@ -133,9 +138,11 @@ impl Network {
             tracer: None,
             buffers: None,
             pfc: None,
+            deflection: None,
             int_tx_bytes: Vec::new(),
             mac_frames_in_flight: 0,
             loss_rng: Rng::for_component(seed, "link-loss"),
+            seed,
         };
         net.set_port_stages();
         Ok(net)
@@ -368,7 +375,11 @@ impl Network {
         let packet = self.pool.get_mut(pkt);
         packet.ingress = port;
         packet.hops = packet.hops.wrapping_add(1);
-        let out = self.routes.next_port(node, packet, &mut self.rng);
+        let mut out = self.routes.next_port(node, packet, &mut self.rng);
+        if let Some(d) = self.deflection.as_deref_mut() {
+            let s = Deflection::index(node, self.hosts);
+            out = d.route(s, packet, out, &self.ports, &self.ports_of[node as usize]);
+        }
         self.enqueue(out, pkt, now, ev);
     }
 
@@ -377,7 +388,11 @@ impl Network {
     #[inline]
     pub fn forward(&mut self, node: NodeId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
         let packet = self.pool.get_mut(pkt);
-        let port = self.routes.next_port(node, packet, &mut self.rng);
+        let mut port = self.routes.next_port(node, packet, &mut self.rng);
+        if let Some(d) = self.deflection.as_deref_mut() {
+            let s = Deflection::index(node, self.hosts);
+            port = d.route(s, packet, port, &self.ports, &self.ports_of[node as usize]);
+        }
         self.enqueue(port, pkt, now, ev);
     }
 

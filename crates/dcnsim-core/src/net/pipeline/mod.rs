@@ -16,6 +16,7 @@
 
 pub mod admission;
 pub mod deadlock;
+pub mod deflection;
 pub mod dequeue;
 pub mod int;
 pub mod marking;

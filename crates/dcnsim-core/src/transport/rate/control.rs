@@ -28,6 +28,8 @@ pub struct RateAck<'a> {
     /// The INT records the data packet collected, echoed by the receiver (empty unless the
     /// protocol asks for them, [`super::RateProtocol::INT`], and the switches stamp them).
     pub int: &'a [IntHop],
+    /// The ACK's `aux` field: what the receiver's extension put there (Dart: DASR's sender count).
+    pub aux: u32,
 }
 
 pub trait RateControl {

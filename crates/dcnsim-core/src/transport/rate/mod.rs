@@ -41,6 +41,7 @@
 pub mod cc;
 pub mod config;
 pub mod control;
+pub mod ext;
 pub mod receiver;
 pub mod sender;
 #[cfg(test)]
@@ -56,6 +57,7 @@ use crate::net::pipeline::int::{IntHop, INT_MAX_HOPS};
 use crate::scenario::reader::{Section, SpecResult};
 pub use config::RateConfig;
 pub use control::{RateAck, RateControl};
+pub use ext::{AckMarks, FlowMarks, RateExt};
 use receiver::{QpReceiver, ReceiverConfig, Reply};
 pub use sender::Recovery;
 use sender::{Next, QpSender};
@@ -119,6 +121,8 @@ struct Qp<C> {
     cc_timer_at: Option<Time>,
     /// Receiver: no CE echo before this time (CNP coalescing).
     cnp_allowed_at: Time,
+    /// The extension's marks on this flow's data packets.
+    marks: FlowMarks,
 }
 
 impl<C: RateControl> Qp<C> {
@@ -147,8 +151,10 @@ struct Counters {
     ecn_echoes: u64,
 }
 
-pub struct RateTransport<P: RateProtocol> {
+/// The rate sender running protocol `P`, with the optional extension `E` (`()`: none).
+pub struct RateTransport<P: RateProtocol, E: RateExt<P::Params> = ()> {
     cfg: RateTransportConfig<P::Params>,
+    ext: E,
     rx_cfg: ReceiverConfig,
     framing: Framing,
     bdp_bytes: u64,
@@ -160,7 +166,7 @@ pub struct RateTransport<P: RateProtocol> {
     counters: Counters,
 }
 
-impl<P: RateProtocol> RateTransport<P> {
+impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
     fn rto(&self, outstanding: u64) -> Time {
         let s = &self.cfg.sender;
         if outstanding <= s.short_timeout_packets {
@@ -267,7 +273,8 @@ impl<P: RateProtocol> RateTransport<P> {
         p.ts = ctx.now();
         p.path = q.path_key;
         p.lb = cfg.lb;
-        p.prio = cfg.data_priority;
+        p.prio = q.marks.data_priority.unwrap_or(cfg.data_priority);
+        p.deflect = q.marks.deflect;
         if cfg.ecn_capable {
             p.flags |= flags::ECT;
         }
@@ -292,11 +299,13 @@ impl<P: RateProtocol> RateTransport<P> {
         if pkt.seq >= packets {
             return; // not a packet of this message
         }
+        let marks = self.ext.on_data(ctx.now(), pkt);
         let (fresh, reply) = q.rx.on_data(pkt.seq, packets, ctx.now(), &self.rx_cfg);
         if fresh {
             ctx.delivered(q.id, q.tx.layout.payload(pkt.seq) as u64);
             if q.rx.count() == packets {
                 ctx.finished(q.id);
+                self.ext.on_finished(ctx.now(), q.id);
             }
         }
         let kind = match reply {
@@ -315,7 +324,8 @@ impl<P: RateProtocol> RateTransport<P> {
         a.path = q.path_key;
         a.lb = cfg.lb;
         a.prio = cfg.control_priority;
-        if pkt.has(flags::CE) && ctx.now() >= q.cnp_allowed_at {
+        a.aux = marks.aux;
+        if pkt.has(flags::CE) && !marks.suppress_ece && ctx.now() >= q.cnp_allowed_at {
             a.flags |= flags::ECE;
             q.cnp_allowed_at = ctx.now() + self.cnp_interval;
         }
@@ -355,6 +365,7 @@ impl<P: RateProtocol> RateTransport<P> {
             acked_total_bytes: layout.offset(q.tx.snd_una()),
             sent_total_bytes: layout.offset(q.tx.snd_nxt()),
             int: if P::INT { ctx.int_hops() } else { &[] },
+            aux: pkt.aux,
         };
         q.cc.on_ack(&info);
         if q.tx.done() {
@@ -414,7 +425,7 @@ impl<P: RateProtocol> RateTransport<P> {
     }
 }
 
-impl<P: RateProtocol> Protocol for RateTransport<P> {
+impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
     const NAMES: &'static [(&'static str, &'static str)] = P::NAMES;
     const WANTS_NIC_IDLE: bool = true;
     type Config = RateTransportConfig<P::Params>;
@@ -454,6 +465,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             s.in_flight_cap_bdp.map(|c| ((c * bdp_bytes as f64) / env.framing.mtu_bytes as f64).ceil().max(1.0) as u64);
         RateTransport {
             cfg: cfg.clone(),
+            ext: E::new(&cfg.params, env),
             rx_cfg: ReceiverConfig {
                 mode: s.recovery,
                 ack_every_packets: s.ack_every_packets,
@@ -480,6 +492,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             base_rtt: self.base_rtt,
         };
         let layout = MessageLayout::new(size, self.framing);
+        let marks = self.ext.on_flow_start(ctx.now(), id, ctx.flow(id));
         let mut q = Qp {
             id,
             src,
@@ -493,6 +506,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             rto_pending: false,
             cc_timer_at: None,
             cnp_allowed_at: 0,
+            marks,
         };
         Self::arm_cc(ctx, &mut q);
         let slot = self.conns.insert(id, q);
@@ -560,13 +574,15 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let c = &self.counters;
-        vec![
+        let mut out = vec![
             ("data_packets_sent", c.data_sent),
             ("retransmitted_packets", c.retransmitted),
             ("nacks_sent", c.nacks),
             ("timeouts", c.timeouts),
             ("ecn_echoes_received", c.ecn_echoes),
-        ]
+        ];
+        self.ext.counters(&mut out);
+        out
     }
 
     fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {

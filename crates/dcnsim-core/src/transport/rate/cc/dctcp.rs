@@ -152,6 +152,7 @@ mod tests {
             acked_total_bytes: seq,
             sent_total_bytes: nxt,
             int: &[],
+            aux: 0,
         }
     }
 

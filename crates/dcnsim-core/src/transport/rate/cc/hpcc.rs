@@ -214,6 +214,7 @@ mod tests {
             acked_total_bytes: acked,
             sent_total_bytes: sent,
             int: &[],
+            aux: 0,
         }
     }
 

@@ -183,6 +183,7 @@ mod tests {
             acked_total_bytes: seq,
             sent_total_bytes: seq + 1000,
             int: &[],
+            aux: 0,
         }
     }
 
