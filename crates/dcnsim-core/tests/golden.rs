@@ -52,7 +52,7 @@ fn golden_spec(protocol: &str) -> String {
              [routing]\nload_balancing = \"spray\"\n[transport]\nprotocol = \"sird\"\n{}",
             workloads("fb_hadoop", 0.7, 500_000)
         ),
-        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
+        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" | "dart" => {
             let (queue, switch) = match protocol {
                 "dcqcn" => (
                     "ecn = \"red\"\necn_at = \"dequeue\"\nred_min_bytes = 100000\nred_max_bytes = 400000\n\
@@ -61,6 +61,7 @@ fn golden_spec(protocol: &str) -> String {
                 ),
                 "dctcp_rate" => ("ecn = \"step\"\necn_k_bytes = 75000\n", ""),
                 "hpcc" => ("", "[switch]\nint = true\n"),
+                "dart" => ("ecn = \"step\"\necn_k_bytes = 22500\n", "[switch]\niofd = true\n"),
                 _ => ("", ""),
             };
             format!(
@@ -101,6 +102,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("timely", 0x05f1_5d11_8c84_5d05),
     ("dctcp_rate", 0xe536_c67c_c58d_c3da),
     ("hpcc", 0x52a8_16ed_5ea8_2f58),
+    ("dart", 0x3721_cf4c_32c6_40a9),
 ];
 
 #[test]
