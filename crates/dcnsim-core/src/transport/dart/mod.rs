@@ -34,6 +34,10 @@
 //! the `dcqcn` protocol's keys and defaults (the paper "follows DCQCN's recommendations" with
 //! values lost from our text).
 //!
+//! With exact shares (`apportion_fraction` 1, the paper) the rates add up to the line rate after a
+//! join, so the queue the newcomer built in its first RTT stands (and its marks are suppressed);
+//! below 1 it drains. docs/protocols/dart.md has the measurement.
+//!
 //! Not modelled: the look-ahead's header bytes (40 B per 20 senders, 2% of a 2 KB payload), CNPs
 //! as packets (the echo rides on the ACK, as the rate sender's DCQCN), weighted shares, tenant
 //! isolation of the AUSS, NIC firmware timing (the receiver's decision is instantaneous), source
