@@ -22,9 +22,11 @@
 //! - only packets whose sender marked them deflectable (bit 7 of `Packet::deflect`: Dart's short
 //!   flows; long flows carry no tokens)
 //!
-//! Choices where the paper is silent: the DFT key includes the ingress port, so a message that
-//! comes back to a switch it was deflected at (over another link) is routed afresh instead of
-//! looping on its own entry; candidate ports above the threshold are skipped (deflecting into
+//! Choices where the paper is silent: the DFT key includes the ingress port and the tokens the
+//! start packet arrived with, so a message that comes back to a switch it was deflected at (over
+//! another link, or over the same one with fewer tokens) is routed afresh, and an end packet frees
+//! only the entry of its own visit (freeing the first visit's entry would send the end packet the
+//! short way on its second visit, ahead of the packets before it); candidate ports above the threshold are skipped (deflecting into
 //! another congested queue gains nothing); the queue measure is the egress port's bytes over all
 //! classes. Not modelled: virtual lanes for deadlock avoidance (the fabric is not PFC-blocked
 //! here unless `[switch] pfc` is set), router failures.
@@ -53,6 +55,9 @@ pub struct DeflectionConfig {
 struct Entry {
     flow: u32,
     ingress: PortId,
+    /// Tokens the start packet arrived with: a message that loops back to this switch over the same
+    /// link arrives with fewer, so each visit has its own entry and the end packet frees only its own.
+    tokens: u8,
     port: PortId,
 }
 
@@ -98,7 +103,8 @@ impl Deflection {
         }
         let tokens = pkt.deflect & TOKENS;
         let table = &mut self.tables[s];
-        if let Some(i) = table.iter().position(|e| e.flow == pkt.flow && e.ingress == pkt.ingress) {
+        if let Some(i) = table.iter().position(|e| e.flow == pkt.flow && e.ingress == pkt.ingress && e.tokens == tokens)
+        {
             let port = table[i].port;
             if pkt.has(flags::LAST) {
                 table.swap_remove(i);
@@ -134,7 +140,7 @@ impl Deflection {
         }
         let port = self.candidates[self.rng.below(self.candidates.len() as u64) as usize];
         if !pkt.has(flags::LAST) {
-            table.push(Entry { flow: pkt.flow, ingress: pkt.ingress, port });
+            table.push(Entry { flow: pkt.flow, ingress: pkt.ingress, tokens, port });
         }
         debug_assert!(table.len() <= self.cfg.entries);
         pkt.deflect -= 1;
@@ -226,6 +232,23 @@ mod tests {
         let mut d = Deflection::new(CFG, 1, 7);
         assert_eq!(d.route(0, &mut data(9, 0, false, DEFLECTABLE), 1, &busy, &OWN), 1, "no token left");
         assert_eq!(d.counters[0].tokens_exhausted, 1);
+    }
+
+    #[test]
+    fn a_message_back_over_the_same_link_with_fewer_tokens_is_a_new_visit() {
+        let mut d = Deflection::new(DeflectionConfig { threshold_bytes: 15_000, entries: 8 }, 1, 7);
+        let busy = ports([0, 20_000, 0, 0]);
+        let first = d.route(0, &mut data(5, 0, false, DEFLECTABLE | 4), 1, &busy, &OWN);
+        // The start packet loops back (3 tokens left) and is deflected again: a second entry.
+        let second = d.route(0, &mut data(5, 0, false, DEFLECTABLE | 3), 1, &busy, &OWN);
+        assert_ne!(second, 1);
+        assert_eq!(d.in_use(0), 2);
+        // The end packet's first visit frees the first entry only; its second visit finds its own.
+        let idle = ports([0, 0, 0, 0]);
+        assert_eq!(d.route(0, &mut data(5, 3, true, DEFLECTABLE | 4), 1, &idle, &OWN), first);
+        assert_eq!(d.in_use(0), 1);
+        assert_eq!(d.route(0, &mut data(5, 3, true, DEFLECTABLE | 3), 1, &idle, &OWN), second);
+        assert_eq!(d.in_use(0), 0);
     }
 
     #[test]
