@@ -19,6 +19,8 @@
 //! - the deflected port is random among the switch's other ports, never a port facing a host (a
 //!   ToR never deflects towards end-nodes), never back where the packet came from, and (a choice,
 //!   see below) never a port whose own queue is above the threshold
+//! - never a start packet whose normal port faces its destination host: congestion there is the
+//!   receiver's, which DASR handles ("flows colliding at the receiver should not be deflected")
 //! - only packets whose sender marked them deflectable (bit 7 of `Packet::deflect`: Dart's short
 //!   flows; long flows carry no tokens)
 //!
@@ -118,7 +120,10 @@ impl Deflection {
             self.counters[s].misrouted_packets += 1;
             return port;
         }
-        if pkt.seq != 0 || ports[normal as usize].bytes <= self.cfg.threshold_bytes {
+        // Receiver congestion (the queue towards the destination host) is DASR's, not IOFD's:
+        // "flows colliding at the receiver should not be deflected" (section I).
+        let out = &ports[normal as usize];
+        if pkt.seq != 0 || out.bytes <= self.cfg.threshold_bytes || out.role == PortRole::ToHost {
             return normal;
         }
         if tokens == 0 {
@@ -215,6 +220,8 @@ mod tests {
         assert_eq!(d.route(0, &mut data(1, 0, false, 0), 1, &busy, &OWN), 1, "a long flow (no mark)");
         let below = ports([0, 15_000, 0, 0]);
         assert_eq!(d.route(0, &mut data(1, 0, false, DEFLECTABLE | 4), 1, &below, &OWN), 1, "at the threshold");
+        let receiver_congested = ports([20_000, 0, 0, 0]);
+        assert_eq!(d.route(0, &mut data(1, 0, false, DEFLECTABLE | 4), 0, &receiver_congested, &OWN), 0, "to a host");
         assert_eq!(d.counters[0].deflections, 0);
     }
 
