@@ -102,7 +102,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("timely", 0x05f1_5d11_8c84_5d05),
     ("dctcp_rate", 0xe536_c67c_c58d_c3da),
     ("hpcc", 0x52a8_16ed_5ea8_2f58),
-    ("dart", 0x3721_cf4c_32c6_40a9),
+    ("dart", 0x6890_aff8_9d20_f853),
 ];
 
 #[test]
