@@ -8,6 +8,7 @@ from typing import List
 from . import (
     dart_convergence,
     dart_scale,
+    dart_sensitivity,
     dctcp_k,
     ndp_fig4,
     ndp_fig14,
@@ -26,7 +27,7 @@ from .base import Check, Outcome, Repro, format_checks
 
 REGISTRY: List[Repro] = [m.REPRO for m in (dctcp_k, ndp_fig4, ndp_fig14, ndp_fig16, ndp_fig17, ndp_fig19, ndp_fig21,
                                            ndp_fig22, sird_table5, sird_fig7, sird_fig9, sird_fig10, rdma_pfc,
-                                           dart_convergence, dart_scale)]
+                                           dart_convergence, dart_scale, dart_sensitivity)]
 
 
 __all__ = ["REGISTRY", "get", "Repro", "Check", "Outcome", "format_checks"]
