@@ -25,7 +25,7 @@ fn workloads(cdf: &str, load: f64, incast_bytes: u64) -> String {
 }
 
 /// The rate-based CCs (each also golden with PB-FS on, as `<cc>+pbfs`).
-const RATE: [&str; 5] = ["dcqcn", "timely", "dctcp_rate", "hpcc", "rcp"];
+const RATE: [&str; 6] = ["dcqcn", "timely", "dctcp_rate", "hpcc", "rcp", "dart"];
 
 fn golden_spec(protocol: &str) -> String {
     let head = "seed = 7\nduration_us = 1500.0\n[measure]\nwarmup_us = 100.0\n";
@@ -74,6 +74,7 @@ fn golden_spec(protocol: &str) -> String {
                 "dctcp_rate" => ("ecn = \"step\"\necn_k_bytes = 75000\n", ""),
                 "hpcc" => ("", "[switch]\nint = true\n"),
                 "rcp" => ("", "[switch]\nrcp = true\n"),
+                "dart" => ("ecn = \"step\"\necn_k_bytes = 22500\n", "[switch]\niofd = true\n"),
                 _ => ("", ""),
             };
             let (pq, ps, pt) = match (pbfs, switch.is_empty()) {
@@ -129,6 +130,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("timely+pbfs", 0x7fb2_6644_efe0_d590),
     ("dctcp_rate+pbfs", 0xd260_1963_cf5c_5137),
     ("hpcc+pbfs", 0x92cb_8cd0_8e26_a8b5),
+    ("dart", 0x6890_aff8_9d20_f853),
 ];
 
 #[test]

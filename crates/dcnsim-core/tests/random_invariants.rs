@@ -113,7 +113,7 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             "priorities = 2\nlimit_bytes = 500000\n[queue.fabric]\necn = \"step\"\necn_k_bytes = 60000\n".into(),
             &["spray", "ecmp"],
         ),
-        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" | "rcp" => {
+        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" | "rcp" | "dart" => {
             let limit = 20 + rng.below(300);
             let ecn = match protocol {
                 "dcqcn" => format!(
@@ -122,7 +122,7 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
                     limit / 8 + 1,
                     limit / 2 + 2
                 ),
-                "dctcp_rate" => format!("ecn = \"step\"\necn_k_packets = {}\n", limit / 3 + 1),
+                "dctcp_rate" | "dart" => format!("ecn = \"step\"\necn_k_packets = {}\n", limit / 3 + 1),
                 _ => String::new(),
             };
             (format!("limit_packets = {limit}\n{ecn}"), &["ecmp", "spray"])
@@ -133,10 +133,11 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
     };
     let lb = pick(rng, lbs);
     let extra = match protocol {
-        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" | "rcp" => {
+        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" | "rcp" | "dart" => {
             let int = match protocol {
                 "hpcc" => "[switch]\nint = true\n",
                 "rcp" => "[switch]\nrcp = true\n",
+                "dart" if rng.bernoulli(0.5) => "[switch]\niofd = true\niofd_threshold_bytes = 3000\n",
                 _ => "",
             };
             format!("recovery = \"{}\"\n{int}", pick(rng, &["go_back_n", "irn"]))

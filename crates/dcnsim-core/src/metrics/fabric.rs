@@ -23,6 +23,7 @@ pub fn extend(sim: &Simulation, ports: &mut Table, switches: &mut Table, summary
         });
     }
     postcards(sim, switches, summary);
+    iofd(net, switches, summary);
     let Some(pfc) = net.pfc.as_deref() else { return };
     let ps = &net.ports;
     ports.push("pause_frames_sent", Column::U64(pfc.frames_sent.iter().map(|f| f[0]).collect()));
@@ -88,4 +89,21 @@ fn postcards(sim: &Simulation, switches: &mut Table, summary: &mut Value) {
         "slot_ps": pc.slot(),
         "dc_rtt_ps": pc.params.dc_rtt,
     });
+}
+
+/// Dart's in-order flow deflection: per-switch counters and their totals.
+fn iofd(net: &crate::net::Network, switches: &mut Table, summary: &mut Value) {
+    let Some(d) = net.deflection.as_deref() else { return };
+    {
+        let c = &d.counters;
+        switches.push("iofd_deflections", Column::U64(c.iter().map(|c| c.deflections).collect()));
+        switches.push("iofd_dft_full", Column::U64(c.iter().map(|c| c.dft_full).collect()));
+        switches.push("iofd_tokens_exhausted", Column::U64(c.iter().map(|c| c.tokens_exhausted).collect()));
+        summary["iofd"] = json!({
+            "deflections": c.iter().map(|c| c.deflections).sum::<u64>(),
+            "dft_full": c.iter().map(|c| c.dft_full).sum::<u64>(),
+            "tokens_exhausted": c.iter().map(|c| c.tokens_exhausted).sum::<u64>(),
+            "misrouted_packets": c.iter().map(|c| c.misrouted_packets).sum::<u64>(),
+        });
+    }
 }

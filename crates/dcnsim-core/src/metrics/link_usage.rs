@@ -3,6 +3,7 @@
 //! split: only the share serialized inside the window counts, and utilization can never exceed 1.
 
 use crate::engine::time::Time;
+use crate::net::pipeline::pfc::is_mac_frame;
 use crate::net::Network;
 
 /// Per port: bytes of the packet being serialized at `t` that go out after `t` (pro-rated; 0 when
@@ -12,6 +13,9 @@ pub fn unsent_after(net: &Network, t: Time) -> Vec<f64> {
         .iter()
         .map(|p| {
             let Some((arrival, pkt)) = p.pipe_tail() else { return 0.0 };
+            if is_mac_frame(pkt) {
+                return 0.0; // a PFC frame is not a pooled packet (its id is a tag)
+            }
             let size = net.pool.get(pkt).size;
             let end = arrival - p.delay;
             let tx = p.rate.tx_time(size);

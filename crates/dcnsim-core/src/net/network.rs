@@ -22,6 +22,7 @@ use crate::engine::rng::Rng;
 use crate::engine::time::{Rate, Time};
 use crate::metrics::trace::{PacketTrace, TraceEvent};
 use crate::net::packet::{Fate, PacketId, PacketKind, PacketPool};
+use crate::net::pipeline::deflection::Deflection;
 use crate::net::pipeline::pfc::{is_mac_frame, Pfc};
 use crate::net::pipeline::postcard::Postcards;
 use crate::net::pipeline::shared_buffer::Buffers;
@@ -60,6 +61,8 @@ pub struct Network {
     pub pfc: Option<Box<Pfc>>,
     /// PB-FS CC-postcard generation (`[switch] postcards`).
     pub postcards: Option<Box<Postcards>>,
+    /// In-order flow deflection (`[switch] iofd`).
+    pub deflection: Option<Box<Deflection>>,
     /// INT: bytes each port has sent since the run started (never reset; `[switch] int`).
     pub(crate) int_tx_bytes: Vec<u64>,
     /// RCP rate state per port (`[switch] rcp`).
@@ -70,6 +73,8 @@ pub struct Network {
     pub(crate) mac_frames_in_flight: u64,
     /// Random link loss draws only (kept apart so lossless runs never touch it).
     loss_rng: Rng,
+    /// The run's seed (switch stages built later derive their own streams from it).
+    pub(crate) seed: u64,
 }
 
 impl Network {
@@ -141,11 +146,13 @@ impl Network {
             buffers: None,
             pfc: None,
             postcards: None,
+            deflection: None,
             int_tx_bytes: Vec::new(),
             rcp: None,
             phantoms: None,
             mac_frames_in_flight: 0,
             loss_rng: Rng::for_component(seed, "link-loss"),
+            seed,
         };
         net.set_port_stages();
         Ok(net)
@@ -378,7 +385,11 @@ impl Network {
         let packet = self.pool.get_mut(pkt);
         packet.ingress = port;
         packet.hops = packet.hops.wrapping_add(1);
-        let out = self.routes.next_port(node, packet, &mut self.rng);
+        let mut out = self.routes.next_port(node, packet, &mut self.rng);
+        if let Some(d) = self.deflection.as_deref_mut() {
+            let s = Deflection::index(node, self.hosts);
+            out = d.route(s, packet, out, &self.ports, &self.ports_of[node as usize]);
+        }
         if self.postcards.is_some() {
             self.postcard_stage(node, out, pkt, now, ev);
         }
@@ -390,7 +401,11 @@ impl Network {
     #[inline]
     pub fn forward(&mut self, node: NodeId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
         let packet = self.pool.get_mut(pkt);
-        let port = self.routes.next_port(node, packet, &mut self.rng);
+        let mut port = self.routes.next_port(node, packet, &mut self.rng);
+        if let Some(d) = self.deflection.as_deref_mut() {
+            let s = Deflection::index(node, self.hosts);
+            port = d.route(s, packet, port, &self.ports, &self.ports_of[node as usize]);
+        }
         self.enqueue(port, pkt, now, ev);
     }
 

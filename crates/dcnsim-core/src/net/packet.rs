@@ -110,6 +110,9 @@ pub struct Packet {
     /// The port whose link delivered this packet to the switch holding it (the ingress that PFC
     /// and the shared buffer account it to); `NO_PORT` before its first switch.
     pub ingress: u32,
+    /// In-order flow deflection (Dart's IOFD, `net::pipeline::deflection`): bit 7 = the packet's
+    /// message may be deflected, bits 0-6 = deflection tokens left; 0 = never deflected.
+    pub deflect: u8,
 }
 
 /// `Packet::ingress` of a packet still at its source.
@@ -134,6 +137,7 @@ impl Packet {
             lb: LoadBalancing::Ecmp,
             hops: 0,
             ingress: NO_PORT,
+            deflect: 0,
         }
     }
 

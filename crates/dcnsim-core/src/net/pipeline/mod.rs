@@ -17,6 +17,7 @@
 
 pub mod admission;
 pub mod deadlock;
+pub mod deflection;
 pub mod dequeue;
 pub mod int;
 pub mod marking;

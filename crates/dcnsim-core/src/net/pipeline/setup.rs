@@ -2,6 +2,7 @@
 //! and threshold shifts, checked against the buffer size), PFC state, INT. Errors name the spec
 //! field and the switch or link that does not fit.
 
+use super::deflection::Deflection;
 use super::pfc::{Pfc, PFC_FRAME_BYTES};
 use super::phantom::{PhantomPort, PhantomQueue, Phantoms};
 use super::rcp::{Rcp, RcpPort, RcpSwitch};
@@ -33,6 +34,9 @@ impl Network {
         }
         if sw.lossless != 0 {
             self.pfc = Some(Box::new(Pfc::new(self.ports.len(), sw.lossless, sw.deadlock_check)));
+        }
+        if let Some(cfg) = sw.iofd {
+            self.deflection = Some(Box::new(Deflection::new(cfg, self.tiers.len(), self.seed)));
         }
         self.set_port_stages();
         Ok(())

@@ -2,6 +2,7 @@
 //! thresholds, PFC on some classes, INT stamping. Everything is off by default, and a spec without
 //! `[switch]` runs exactly as before it existed.
 
+use super::deflection::DeflectionConfig;
 use crate::engine::time::{from_us, Time};
 use crate::net::QueueConfigs;
 use crate::scenario::reader::{Section, SpecResult};
@@ -29,6 +30,8 @@ pub struct SwitchConfig {
     pub phantom: Option<super::phantom::PhantomQueue>,
     /// PB-FS CC-postcards (`pipeline::postcard`); `None` = off.
     pub postcards: Option<super::postcard::PostcardSpec>,
+    /// In-order flow deflection (Dart's IOFD, `deflection.rs`); `None` = off.
+    pub iofd: Option<DeflectionConfig>,
 }
 
 impl Default for SwitchConfig {
@@ -46,6 +49,7 @@ impl Default for SwitchConfig {
             rcp: None,
             phantom: None,
             postcards: None,
+            iofd: None,
         }
     }
 }
@@ -94,6 +98,7 @@ impl SwitchConfig {
         c.rcp = super::rcp::read(s)?;
         c.phantom = super::phantom::read(s)?;
         c.postcards = super::postcard::PostcardSpec::read(s, queues)?;
+        c.iofd = read_iofd(s)?;
         Ok(c)
     }
 
@@ -204,4 +209,26 @@ fn read_classes(s: &mut Section, queues: &QueueConfigs, pfc: bool) -> SpecResult
     )?;
     s.ensure(queues.nic.limit.is_none(), "pfc", "a host NIC must not drop lossless packets: unset queue.nic.limit_*")?;
     Ok(if classes.is_empty() { ((1u16 << priorities) - 1) as u8 } else { lossless })
+}
+
+/// `iofd` and its keys (Dart's in-order flow deflection).
+fn read_iofd(s: &mut Section) -> SpecResult<Option<DeflectionConfig>> {
+    let on = s.bool_or(
+        "iofd",
+        false,
+        "in-order flow deflection (Dart, Xue et al. ToN'20): a switch deflects the start packet of a short message (one its sender marked, e.g. dart's short flows) away from an egress queue above iofd_threshold_bytes and pins the message's later packets to the same port in a deflected-flow table",
+    )?;
+    for key in ["iofd_threshold_bytes", "iofd_table_entries"] {
+        s.ensure(on || s.is_describe() || !s.has(key), key, "only used with iofd = true")?;
+    }
+    let threshold = s.u64_or(
+        "iofd_threshold_bytes",
+        15_000,
+        "bytes",
+        "deflect a start packet when its egress queue holds more than this (Dart: 15 KB, below its ECN threshold 22.5 KB)",
+    )?;
+    let entries =
+        s.u64_or("iofd_table_entries", 8, "entries", "deflected-flow table entries per switch (Dart: an 8-entry CAM)")?;
+    s.ensure((1..=1024).contains(&entries), "iofd_table_entries", format!("must be in [1, 1024], got {entries}"))?;
+    Ok(on.then_some(DeflectionConfig { threshold_bytes: threshold, entries: entries as usize }))
 }

@@ -31,6 +31,8 @@ pub struct RateAck<'a> {
     /// The rate the switches stamped on the data packet this answers, kb/s, echoed by the receiver
     /// (RCP, [`super::RateProtocol::RATE_HEADER`]); 0 without a rate header.
     pub rate_kbps: u32,
+    /// The ACK's `aux` field: what the receiver's extension put there (Dart: DASR's sender count).
+    pub aux: u32,
 }
 
 pub trait RateControl {

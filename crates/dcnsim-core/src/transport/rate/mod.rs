@@ -45,6 +45,7 @@
 pub mod cc;
 pub mod config;
 pub mod control;
+pub mod ext;
 pub mod fast_start;
 pub mod receiver;
 pub mod sender;
@@ -62,6 +63,7 @@ use crate::net::pipeline::int::{IntHop, INT_MAX_HOPS};
 use crate::scenario::reader::{Section, SpecResult};
 pub use config::RateConfig;
 pub use control::{RateAck, RateControl};
+pub use ext::{AckMarks, FlowMarks, RateExt};
 use receiver::{QpReceiver, ReceiverConfig, Reply};
 pub use sender::Recovery;
 use sender::{Next, QpSender};
@@ -134,6 +136,8 @@ struct Qp<C> {
     cnp_allowed_at: Time,
     /// The start layer (`fast_start`): slow start or PB-FS state.
     start: Start,
+    /// The extension's marks on this flow's data packets.
+    marks: FlowMarks,
 }
 
 impl<C: RateControl> Qp<C> {
@@ -162,8 +166,10 @@ struct Counters {
     ecn_echoes: u64,
 }
 
-pub struct RateTransport<P: RateProtocol> {
+/// The rate sender running protocol `P`, with the optional extension `E` (`()`: none).
+pub struct RateTransport<P: RateProtocol, E: RateExt<P::Params> = ()> {
     cfg: RateTransportConfig<P::Params>,
+    ext: E,
     rx_cfg: ReceiverConfig,
     framing: Framing,
     bdp_bytes: u64,
@@ -178,7 +184,7 @@ pub struct RateTransport<P: RateProtocol> {
     start_counters: StartCounters,
 }
 
-impl<P: RateProtocol> RateTransport<P> {
+impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
     fn rto(&self, outstanding: u64) -> Time {
         let s = &self.cfg.sender;
         if outstanding <= s.short_timeout_packets {
@@ -285,7 +291,8 @@ impl<P: RateProtocol> RateTransport<P> {
         p.ts = ctx.now();
         p.path = q.path_key;
         p.lb = cfg.lb;
-        p.prio = cfg.data_priority;
+        p.prio = q.marks.data_priority.unwrap_or(cfg.data_priority);
+        p.deflect = q.marks.deflect;
         if cfg.ecn_capable {
             p.flags |= flags::ECT;
         }
@@ -315,11 +322,13 @@ impl<P: RateProtocol> RateTransport<P> {
         if pkt.seq >= packets {
             return; // not a packet of this message
         }
+        let marks = self.ext.on_data(ctx.now(), pkt);
         let (fresh, reply) = q.rx.on_data(pkt.seq, packets, ctx.now(), &self.rx_cfg);
         if fresh {
             ctx.delivered(q.id, q.tx.layout.payload(pkt.seq) as u64);
             if q.rx.count() == packets {
                 ctx.finished(q.id);
+                self.ext.on_finished(ctx.now(), q.id);
             }
         }
         let kind = match reply {
@@ -335,13 +344,13 @@ impl<P: RateProtocol> RateTransport<P> {
             self.counters.nacks += 1;
         }
         a.ts = pkt.ts;
-        if P::RATE_HEADER {
-            a.aux = pkt.aux;
-        }
+        // `aux` carries the echoed rate header (RCP) or the extension's value (Dart), never both.
+        debug_assert!(!P::RATE_HEADER || marks.aux == 0, "a rate-header protocol with an ACK extension");
+        a.aux = if P::RATE_HEADER { pkt.aux } else { marks.aux };
         a.path = q.path_key;
         a.lb = cfg.lb;
         a.prio = cfg.control_priority;
-        if pkt.has(flags::CE) && ctx.now() >= q.cnp_allowed_at {
+        if pkt.has(flags::CE) && !marks.suppress_ece && ctx.now() >= q.cnp_allowed_at {
             a.flags |= flags::ECE;
             q.cnp_allowed_at = ctx.now() + self.cnp_interval;
         }
@@ -384,6 +393,7 @@ impl<P: RateProtocol> RateTransport<P> {
             sent_total_bytes: layout.offset(q.tx.snd_nxt()),
             int: if P::INT { ctx.int_hops() } else { &[] },
             rate_kbps: if P::RATE_HEADER { pkt.aux } else { 0 },
+            aux: if P::RATE_HEADER { 0 } else { pkt.aux },
         };
         q.cc.on_ack(&info);
         if q.tx.done() {
@@ -450,7 +460,7 @@ impl<P: RateProtocol> RateTransport<P> {
     }
 }
 
-impl<P: RateProtocol> Protocol for RateTransport<P> {
+impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
     const NAMES: &'static [(&'static str, &'static str)] = P::NAMES;
     const WANTS_NIC_IDLE: bool = true;
     type Config = RateTransportConfig<P::Params>;
@@ -495,6 +505,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             s.in_flight_cap_bdp.map(|c| ((c * bdp_bytes as f64) / env.framing.mtu_bytes as f64).ceil().max(1.0) as u64);
         RateTransport {
             cfg: cfg.clone(),
+            ext: E::new(&cfg.params, env),
             rx_cfg: ReceiverConfig {
                 mode: s.recovery,
                 ack_every_packets: s.ack_every_packets,
@@ -527,6 +538,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
         };
         let layout = MessageLayout::new(size, self.framing);
         let start = self.initial_start(size, setup.line_rate);
+        let marks = self.ext.on_flow_start(ctx.now(), id, ctx.flow(id));
         let mut q = Qp {
             id,
             src,
@@ -541,6 +553,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             cc_timer_at: None,
             cnp_allowed_at: 0,
             start,
+            marks,
         };
         Self::arm_cc(ctx, &mut q);
         let slot = self.conns.insert(id, q);
@@ -622,6 +635,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             ("ecn_echoes_received", c.ecn_echoes),
         ];
         self.start_counters.report(&self.cfg.sender.fast_start, &mut out);
+        self.ext.counters(&mut out);
         out
     }
 

@@ -3,6 +3,7 @@
 //! with `fast_start = "line_rate"` takes none of these branches and reports no counters of them.
 
 use super::cc::QpRate;
+use super::ext::RateExt;
 use super::fast_start::{FastStart, Pbfs, PbfsFlow};
 use super::{Qp, RateControl, RateProtocol, RateTransport};
 use crate::engine::time::{Rate, Time};
@@ -85,7 +86,7 @@ impl<C: RateControl> Qp<C> {
     }
 }
 
-impl<P: RateProtocol> RateTransport<P> {
+impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
     /// The start of a new QP of `size` bytes at line rate `line`.
     pub(super) fn initial_start(&mut self, size: u64, line: Rate) -> Start {
         match self.cfg.sender.fast_start {

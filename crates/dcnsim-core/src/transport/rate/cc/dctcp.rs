@@ -157,6 +157,7 @@ mod tests {
             sent_total_bytes: nxt,
             int: &[],
             rate_kbps: 0,
+            aux: 0,
         }
     }
 

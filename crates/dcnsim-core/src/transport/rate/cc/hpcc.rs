@@ -221,6 +221,7 @@ mod tests {
             sent_total_bytes: sent,
             int: &[],
             rate_kbps: 0,
+            aux: 0,
         }
     }
 

@@ -73,6 +73,7 @@ mod tests {
             sent_total_bytes: 0,
             int: &[],
             rate_kbps,
+            aux: 0,
         }
     }
 

@@ -188,6 +188,7 @@ mod tests {
             sent_total_bytes: seq + 1000,
             int: &[],
             rate_kbps: 0,
+            aux: 0,
         }
     }
 

@@ -1,0 +1,205 @@
+//! Dart's receiver apportioning and state machine end to end through the test harness: N
+//! staggered senders to one receiver reach line rate / N within one RTT of the last one's start
+//! (DCQCN alone does not); the look-ahead counts an incast group at its first packet; each state
+//! of Figure 5 is entered in a scenario built for it.
+
+use crate::engine::time::{from_us, Time};
+use crate::net::packet::FlowId;
+use crate::scenario::read_spec;
+use crate::transport::dart::dasr::Dasr;
+use crate::transport::dart::Dart;
+use crate::transport::rate::{RateTransport, RateTransportConfig};
+use crate::transport::registry::TransportConfig;
+use crate::transport::testbed::{FlowSpec, Testbed};
+use crate::transport::Protocol;
+
+type DartTransport = RateTransport<Dart, Dasr>;
+
+/// One 100 Gb/s switch, 1 us host links, ECN step marking at 22.5 KB (the paper's threshold).
+fn single(hosts: u32, transport: &str) -> String {
+    format!(
+        "seed = 3\nduration_us = 1.0\n[topology]\nkind = \"single_switch\"\nhosts = {hosts}\n\
+         host_rate_gbps = 100.0\nhost_delay_us = 1.0\n[queue]\nlimit_bytes = 4000000\necn = \"step\"\n\
+         ecn_k_bytes = 22500\n[transport]\nprotocol = \"dart\"\n{transport}\n\
+         [[workload]]\nkind = \"incast\"\nsenders = 1\nsize_bytes = 1\nat_us = 0.0\n"
+    )
+}
+
+/// Two racks of four 100 Gb/s hosts under one spine with 100 Gb/s uplinks (4:1 oversubscribed).
+fn two_racks(transport: &str) -> String {
+    format!(
+        "seed = 3\nduration_us = 1.0\n[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\n\
+         spines = 1\nhost_rate_gbps = 100.0\ncore_rate_gbps = 100.0\nhost_delay_us = 1.0\ncore_delay_us = 1.0\n\
+         [queue]\nlimit_bytes = 4000000\necn = \"step\"\necn_k_bytes = 22500\n[transport]\nprotocol = \"dart\"\n\
+         {transport}\n[[workload]]\nkind = \"incast\"\nsenders = 1\nsize_bytes = 1\nat_us = 0.0\n"
+    )
+}
+
+fn bed(spec: &str, flows: &[FlowSpec]) -> Testbed<DartTransport> {
+    let v: toml::Value = toml::from_str(spec).unwrap();
+    let (s, _) = read_spec(&serde_json::to_value(v).unwrap()).unwrap();
+    let cfg: RateTransportConfig<_> = match &s.transports[0].config {
+        TransportConfig::Dart(c) => c.clone(),
+        other => panic!("not Dart: {other:?}"),
+    };
+    Testbed::new(spec, flows, |env| DartTransport::new(&cfg, env))
+}
+
+fn rate_gbps(tb: &Testbed<DartTransport>, flow: FlowId) -> f64 {
+    let mut out = Vec::new();
+    tb.proto.flow_state(flow, &mut out);
+    out.iter().find(|v| v.0 == "rate_gbps").expect("a running flow").1
+}
+
+fn counter(tb: &Testbed<DartTransport>, name: &str) -> u64 {
+    tb.proto.counters().iter().find(|c| c.0 == name).unwrap_or_else(|| panic!("counter {name}")).1
+}
+
+const LONG: u64 = 1_000_000_000;
+const STEP: Time = 50_000;
+
+/// `n` long flows from hosts 1..=n to host 0, the k-th starting at 100k us.
+fn staggered(n: u32, transport: &str) -> (Testbed<DartTransport>, Time) {
+    let flows: Vec<FlowSpec> = (1..=n).map(|s| (s, 0, LONG, from_us(100.0 * (s - 1) as f64))).collect();
+    let last = flows.last().unwrap().3;
+    (bed(&single(n + 1, transport), &flows), last)
+}
+
+/// The first time (stepping by 50 ns from `from`) every flow's rate is `gbps`, up to `until`.
+fn converged_at(tb: &mut Testbed<DartTransport>, flows: u32, gbps: f64, from: Time, until: Time) -> Option<Time> {
+    let mut t = from;
+    while t <= until {
+        tb.run(t);
+        if (0..flows).all(|f| (rate_gbps(tb, f) - gbps).abs() < 1e-9) {
+            return Some(t);
+        }
+        t += STEP;
+    }
+    None
+}
+
+#[test]
+fn n_senders_reach_line_rate_over_n_within_one_rtt_of_the_last_join() {
+    for n in [2u32, 3, 4, 5] {
+        let (mut tb, last) = staggered(n, "");
+        let rtt = tb.net.base_rtt(1, 0, tb.framing.mtu_bytes, tb.framing.control_bytes);
+        // Just before the last join the others share the link.
+        tb.run(last - 1);
+        for f in 0..n - 1 {
+            assert!((rate_gbps(&tb, f) - 100.0 / (n - 1) as f64).abs() < 1e-9, "n = {n}: flow {f} before the join");
+        }
+        // One RTT as the packets see it: the base RTT, the queue standing at the receiver's downlink
+        // when the last sender joins (earlier joins left it: arrivals equal line rate after each),
+        // the gap of an old sender until its next packet (n - 1 packet times at line rate / (n - 1)),
+        // the n - 1 packets the newcomer queues ahead of that packet meanwhile, two packets of
+        // jitter, and the 50 ns step of the search.
+        let down = (0..tb.net.ports.len()).find(|&p| tb.net.ports[p].peer == 0).unwrap();
+        let line = tb.net.ports[down].rate;
+        let queued = line.tx_time(tb.net.ports[down].bytes as u32);
+        let packets = 2 * (n as u64 - 1) + 2;
+        let bound = last + rtt + queued + packets * line.tx_time(tb.framing.mtu_bytes + 64) + STEP;
+        let at = converged_at(&mut tb, n, 100.0 / n as f64, last, last + from_us(50.0));
+        let at = at.unwrap_or_else(|| panic!("n = {n}: never converged to 1/{n}"));
+        let us = |t: Time| t as f64 / 1e6;
+        eprintln!(
+            "n = {n}: 1/n reached {:.3} us after the last join (base RTT {:.3} us, queue {:.3} us)",
+            us(at - last),
+            us(rtt),
+            us(queued)
+        );
+        assert!(at <= bound, "n = {n}: converged {} ps after the join, bound {}", at - last, bound - last);
+        assert!(at > last + rtt / 2, "n = {n}: no feedback can come back in under half an RTT");
+        // It stays there: the receiver's state suppresses the ECN echoes, so DCQCN does not cut.
+        tb.run(last + from_us(200.0));
+        for f in 0..n {
+            assert!((rate_gbps(&tb, f) - 100.0 / n as f64).abs() < 1e-9, "n = {n}: flow {f} later");
+        }
+        assert_eq!(counter(&tb, "ecn_echoes_received"), 0, "n = {n}");
+    }
+}
+
+#[test]
+fn dcqcn_alone_has_not_converged_one_rtt_after_the_join() {
+    let (mut tb, last) = staggered(4, "dasr = false");
+    let rtt = tb.net.base_rtt(1, 0, tb.framing.mtu_bytes, tb.framing.control_bytes);
+    tb.run(last + 2 * rtt);
+    let rates: Vec<f64> = (0..4).map(|f| rate_gbps(&tb, f)).collect();
+    eprintln!("dcqcn rates two RTTs after the 4th join: {rates:?}");
+    assert!(rates.iter().any(|r| (r - 25.0).abs() > 2.5), "DCQCN is not at 1/4 within 10%: {rates:?}");
+    assert!(counter(&tb, "ecn_echoes_received") > 0);
+}
+
+#[test]
+fn the_receiver_congestion_state_suppresses_echoes_and_ends_when_marks_stop() {
+    // An 8-sender incast of 64 KB to host 0, then a lone flow 9 -> 0 once the queue has drained.
+    let mut flows: Vec<FlowSpec> = (1..=8).map(|s| (s, 0, 64_000, 0)).collect();
+    flows.push((9, 0, 64_000, from_us(100.0)));
+    let mut tb = bed(&single(10, "lookahead = false"), &flows);
+    tb.run(from_us(300.0));
+    tb.assert_all_complete();
+    let to_rc = counter(&tb, "dasr_to_receiver_congestion");
+    assert!(to_rc >= 1, "entered Receiver Congestion");
+    assert!(counter(&tb, "ecn_marks_suppressed") > 0);
+    assert_eq!(counter(&tb, "dasr_to_non_receiver_congestion"), 0, "never Non-Receiver Congestion");
+    assert_eq!(counter(&tb, "dcqcn_fallback_ps"), 0);
+    // The incast's queue drained when it ended: the next packet, unmarked, finds the state over.
+    assert_eq!(counter(&tb, "dasr_to_no_congestion"), 1, "back to No Congestion");
+    // Every incast sender learnt a share (n > 1) at least once.
+    assert!(counter(&tb, "dasr_apportion_messages") >= 8, "{}", counter(&tb, "dasr_apportion_messages"));
+}
+
+#[test]
+fn in_network_congestion_enters_non_receiver_congestion_and_falls_back_to_dcqcn() {
+    // Four senders in rack 0 to four distinct receivers in rack 1 share one 100 Gb/s uplink: each
+    // receiver sees a quarter of line rate and CE marks from the uplink's queue.
+    let flows: Vec<FlowSpec> = (0..4).map(|s| (s, s + 4, LONG, 0)).collect();
+    let mut tb = bed(&two_racks(""), &flows);
+    tb.run(from_us(300.0));
+    assert!(counter(&tb, "dasr_to_non_receiver_congestion") >= 1);
+    assert_eq!(counter(&tb, "ecn_marks_suppressed"), 0, "marks pass to the senders");
+    assert!(counter(&tb, "ecn_echoes_received") > 0);
+    assert!(counter(&tb, "dcqcn_fallback_ps") > 0);
+    for f in 0..4 {
+        let r = rate_gbps(&tb, f);
+        assert!(r < 100.0, "flow {f}: DCQCN cut the rate ({r} Gb/s)");
+    }
+}
+
+#[test]
+fn a_lone_flow_stays_in_no_congestion_at_line_rate() {
+    let mut tb = bed(&single(2, ""), &[(1, 0, LONG, 0)]);
+    tb.run(from_us(100.0));
+    assert_eq!(rate_gbps(&tb, 0), 100.0);
+    for c in ["dasr_to_receiver_congestion", "dasr_to_non_receiver_congestion", "dasr_apportion_messages"] {
+        assert_eq!(counter(&tb, c), 0, "{c}");
+    }
+}
+
+#[test]
+fn the_lookahead_counts_an_incast_group_at_its_first_packet() {
+    // A long flow 9 -> 0, then an 8-sender incast of 64 KB messages to host 0.
+    let mut flows: Vec<FlowSpec> = vec![(9, 0, LONG, 0)];
+    flows.extend((1..=8).map(|s| (s, 0, 64_000, from_us(20.0))));
+    for (lookahead, announced) in [(true, 7), (false, 0)] {
+        let mut tb = bed(&single(10, &format!("lookahead = {lookahead}")), &flows);
+        tb.run(from_us(200.0));
+        assert!((1..=8).all(|f| tb.fct(f).is_some()), "the incast completed");
+        assert_eq!(counter(&tb, "dasr_lookahead_senders"), announced, "lookahead = {lookahead}");
+    }
+}
+
+#[test]
+fn exact_shares_leave_the_join_queue_standing_and_a_fraction_below_one_drains_it() {
+    // After a join, the senders' rates add up to the line rate: the queue the newcomer built in its
+    // first RTT at line rate has nowhere to go, and each further join adds to it.
+    let queue_after = |fraction: f64| {
+        let (mut tb, last) = staggered(3, &format!("apportion_fraction = {fraction}"));
+        tb.run(last + from_us(90.0));
+        let down = (0..tb.net.ports.len()).find(|&p| tb.net.ports[p].peer == 0).unwrap();
+        tb.net.ports[down].bytes
+    };
+    let (exact, below) = (queue_after(1.0), queue_after(0.9));
+    eprintln!("queue 90 us after the 3rd join: {exact} B at shares of line rate, {below} B at 0.9");
+    assert!(exact > 2 * 22_500, "a standing queue above the marking threshold: {exact} B");
+    assert!(below < 3_000, "drained: {below} B");
+}

@@ -1,0 +1,123 @@
+"""Dart's convergence (issue 13's `dart-convergence`; the paper's Fig. 9(b) and section VI-D measured
+in simulation): a long flow 1 -> 0 at line rate, a second one 2 -> 0 joins 100 us later; how long
+after the join until both flows' rates are within 10 % of the fair share (50 Gb/s) and stay there.
+DASR sends the sender count on the ACKs, so both jump to half in one RTT; DCQCN and TIMELY converge
+iteratively (the paper: TIMELY takes 50 RTTs). RCP and ExpressPass (section VI-D) run when they are
+registered (the ExpressPass issue adds both); until then they are skipped.
+
+Fabric: one switch, three 100 Gb/s hosts, 1 us links (base RTT 4.25 us), 4 MB queues. Marking:
+Dart at the paper's 22.5 KB step; DCQCN with the reference's RED at 100 Gb/s (400 KB / 1.6 MB,
+Pmax 0.2, at dequeue); TIMELY none. The rate is read from the flows' control state every 1 us."""
+
+from ..sweep.spec import SweepSpec
+from .base import Check, Repro
+from .common import done, table
+
+RTT_US = 4.25  # base RTT of the fabric: 4 x 1 us links, a 1500 B packet and an ACK serialized at 100 Gb/s
+JOIN_US = 100.0
+FAIR_GBPS = 50.0
+BAND = 0.10
+
+SETUPS = {
+    "dart": ({"protocol": "dart"}, {"ecn": "step", "ecn_k_bytes": 22500}),
+    "dcqcn": ({"protocol": "dcqcn"}, {"ecn": "red", "ecn_at": "dequeue", "red_min_bytes": 400000,
+                                      "red_max_bytes": 1600000, "red_pmax": 0.2}),
+    "timely": ({"protocol": "timely"}, {}),
+    "rcp": ({"protocol": "rcp"}, {}),
+    "expresspass": ({"protocol": "expresspass"}, {}),
+}
+
+
+def _registered() -> list:
+    from .. import describe
+
+    names = {p["name"] if isinstance(p, dict) else p for p in describe()["protocols"]}
+    return [s for s in SETUPS if SETUPS[s][0]["protocol"] in names]
+
+
+def build(quick: bool) -> SweepSpec:
+    duration = 2000.0 if quick else 10000.0
+    base = {
+        "seed": 1, "duration_us": duration,
+        "topology": {"kind": "single_switch", "hosts": 3, "host_rate_gbps": 100.0, "host_delay_us": 1.0},
+        "queue": {"limit_bytes": 4_000_000},
+        "workload": [{"kind": "flow_list", "flows": [[1, 0, 10**12, 0.0], [2, 0, 10**12, JOIN_US]]}],
+        "trace": {"flows": [0, 1], "state_interval_us": 1.0},
+    }
+    setups = [[SETUPS[s][0], {"limit_bytes": 4_000_000, **SETUPS[s][1]}] for s in _registered()]
+    return SweepSpec(base=base, axes={"transport,queue": setups}, name="dart-convergence")
+
+
+def _key(df, protocol: str) -> str:
+    d = done(df)
+    keep = [v[0]["protocol"] == protocol for v in d["transport,queue"]]
+    if not any(keep):
+        raise LookupError(f"no finished run for {protocol}")
+    return d[keep].iloc[0]["key"]
+
+
+def convergence(df, out: str, protocol: str):
+    """(RTTs from the join until both rates stay within the band, converged?). Not converged: the
+    time to the end of the run, a lower bound."""
+    import pandas as pd
+
+    from ..sweep.store import Store
+
+    fs = pd.read_parquet(Store.open(out).run_dir(_key(df, protocol)) / "flow_state.parquet")
+    fs = fs[fs["variable"].astype(str) == "rate_gbps"]
+    rates = fs.pivot_table(index="time_ps", columns="flow_id", values="value").sort_index().ffill()
+    rates = rates[rates.index >= JOIN_US * 1e6]
+    inside = ((rates - FAIR_GBPS).abs() <= BAND * FAIR_GBPS).all(axis=1)
+    end_us = rates.index[-1] / 1e6
+    if not inside.iloc[-1]:
+        return (end_us - JOIN_US) / RTT_US, False
+    outside = inside[~inside]
+    first_in = rates.index[0] if outside.empty else inside[inside.index > outside.index[-1]].index[0]
+    return (first_in / 1e6 - JOIN_US) / RTT_US, True
+
+
+def final_rates(df, out: str, protocol: str) -> str:
+    """Each flow's mean rate over the last tenth of the run, Gb/s."""
+    import pandas as pd
+
+    from ..sweep.store import Store
+
+    fs = pd.read_parquet(Store.open(out).run_dir(_key(df, protocol)) / "flow_state.parquet")
+    fs = fs[fs["variable"].astype(str) == "rate_gbps"]
+    last = fs[fs["time_ps"] >= 0.9 * fs["time_ps"].max()]
+    return " / ".join(f"{v:.1f}" for v in last.groupby("flow_id")["value"].mean())
+
+
+def _rtts(df, out, protocol, cap=None) -> float:
+    r, _ = convergence(df, out, protocol)
+    return r if cap is None else min(r, cap)
+
+
+CHECKS = [
+    # DASR: one RTT (the paper's Fig. 15(b) and Fig. 9(b): "converges in one RTT").
+    Check("Dart: RTTs to the fair share", 1.0, 0.5, lambda df, out: _rtts(df, out, "dart")),
+    # TIMELY: the paper cites 50 RTTs; ours must at least be iterative (>= 10 RTTs). Capped at 50 so
+    # that a run that never settles inside the band within the run passes as "many".
+    Check("TIMELY: RTTs to the fair share (capped at the paper's 50)", 50.0, 40.0,
+          lambda df, out: _rtts(df, out, "timely", 50.0)),
+    # DCQCN: "many" RTTs (iterative); same bound.
+    Check("DCQCN: RTTs to the fair share (capped at 50; the paper: many)", 50.0, 40.0,
+          lambda df, out: _rtts(df, out, "dcqcn", 50.0)),
+]
+
+
+def report(df, out: str) -> str:
+    rows = []
+    for s in SETUPS:
+        try:
+            r, ok = convergence(df, out, s)
+            rows.append((s, f"{r:.2f}" if ok else f"> {r:.0f} (not within 10% by the end)", f"{r * RTT_US:.1f}",
+                         final_rates(df, out, s)))
+        except LookupError:
+            rows.append((s, "not registered" if s not in _registered() else "missing", "-", "-"))
+    return (f"Convergence: a second long flow joins at {JOIN_US:.0f} us; time until both stay within 10% of "
+            f"{FAIR_GBPS:.0f} Gb/s (base RTT {RTT_US} us)\n" + table(rows, ["protocol", "RTTs", "us", "rates at the end (Gb/s)"]))
+
+
+REPRO = Repro("dart-convergence", "DASR converges to the fair share in one RTT; DCQCN and TIMELY take many",
+              "Dart, IEEE/ACM ToN'20, Fig. 9(b) and section VI-D", build, report, CHECKS)
