@@ -71,6 +71,11 @@ fn golden_spec(protocol: &str) -> String {
                 workloads("fb_hadoop", 0.6, 200_000)
             )
         }
+        "expresspass" => format!(
+            "{head}[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate_gbps = 10.0\ncore_rate_gbps = 10.0\n\
+             [queue]\nlimit_packets = 250\n[transport]\nprotocol = \"expresspass\"\n{}",
+            workloads("fb_webserver_xpass", 0.6, 200_000)
+        ),
         other => panic!("no golden spec for {other}"),
     }
 }
@@ -101,6 +106,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("timely", 0x05f1_5d11_8c84_5d05),
     ("dctcp_rate", 0xe536_c67c_c58d_c3da),
     ("hpcc", 0x52a8_16ed_5ea8_2f58),
+    ("expresspass", 0x7653_c347_4ac0_a6ef),
 ];
 
 #[test]

@@ -63,6 +63,9 @@ impl Simulation {
         let mut net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
             .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
         net.configure_switches(&spec.switch, spec.framing.mtu_bytes.max(spec.framing.control_bytes))?;
+        if let Some(cs) = spec.transports.iter().find_map(|t| t.config.needs().credit_shaping) {
+            net.enable_credit_shaping(&cs);
+        }
         clock.done(|| format!("network: {} ports and their routes", net.ports.len()));
         let env = WorkloadEnv {
             hosts: net.hosts,

@@ -11,7 +11,7 @@ use crate::engine::events::EventQueue;
 use crate::engine::time::Time;
 use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
-use crate::net::packet::{Fate, PacketId};
+use crate::net::packet::{Fate, PacketId, PacketKind};
 use crate::net::pipeline::marking::mark_on_enqueue;
 use crate::net::port::PortId;
 use crate::net::queue::{Amount, QueueConfig};
@@ -33,6 +33,9 @@ impl Network {
     /// then its class queue, or the wire at once if the port is idle.
     pub fn enqueue(&mut self, port: PortId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
         let p = &mut self.ports[port as usize];
+        if p.shaper.is_some() && self.pool.get(pkt).kind == PacketKind::Credit {
+            return self.enqueue_credit(port, pkt, now, ev);
+        }
         let cfg = &self.cfgs[p.cfg as usize];
         if let Some(trim) = cfg.trim {
             return self.enqueue_trimming(port, pkt, trim, now, ev);

@@ -15,6 +15,7 @@
 //! deadlock check.
 
 pub mod admission;
+pub mod credit_shaper;
 pub mod deadlock;
 pub mod dequeue;
 pub mod int;

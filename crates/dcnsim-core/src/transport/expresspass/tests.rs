@@ -1,0 +1,1 @@
+//! ExpressPass end to end on small fabrics (see also tests/expresspass.rs).
