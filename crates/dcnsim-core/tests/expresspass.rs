@@ -89,18 +89,27 @@ fn flows_on_one_bottleneck_converge_to_fair_shares() {
     assert!(hi <= 1.1 * equal, "FCTs {fct:?} ps: the bottleneck was underused (equal shares: {equal})");
 }
 
-/// Symmetric ECMP: for every host pair and many flow keys on a k = 4 fat tree, the links a credit
-/// takes from the receiver are the data path's links reversed.
+/// Symmetric ECMP: for every host pair and many flow keys on a k = 4 fat tree and a small
+/// three-tier fabric, the links a credit takes from the receiver are the data path's links reversed.
 #[test]
 fn every_flows_data_path_is_the_reverse_of_its_credit_path() {
-    let s = xpass_spec(FAT_TREE, &poisson(0.1, 10.0), 10.0, "");
+    for topo in [FAT_TREE, THREE_TIER] {
+        mirrored_paths(topo);
+    }
+}
+
+const THREE_TIER: &str = "kind = \"three_tier\"\npods = 3\ntors_per_pod = 2\naggs_per_pod = 2\ncores_per_agg = 3\n\
+                          hosts_per_tor = 2\nhost_rate_gbps = 10.0\ncore_rate_gbps = 10.0";
+
+fn mirrored_paths(topo: &str) {
+    let s = xpass_spec(topo, &poisson(0.1, 10.0), 10.0, "");
     let (rs, _) = read_spec(&s).unwrap();
     let mut sim = Simulation::new(rs).unwrap();
     let net = &mut sim.net;
     let mut rng = dcnsim_core::engine::rng::Rng::seed_from(9);
-    let walk = |net: &mut dcnsim_core::net::Network, src: u32, dst: u32, key: u32| {
+    let walk = |net: &mut dcnsim_core::net::Network, src: u32, dst: u32, key: u32, lb: LoadBalancing| {
         let mut p = Packet::new(PacketKind::Data, 0, src, dst, 100);
-        (p.lb, p.path) = (LoadBalancing::Symmetric, key);
+        (p.lb, p.path) = (lb, key);
         let mut node = src;
         let mut ports = Vec::new();
         let mut r = dcnsim_core::engine::rng::Rng::seed_from(1);
@@ -111,20 +120,27 @@ fn every_flows_data_path_is_the_reverse_of_its_credit_path() {
         }
         ports
     };
-    let mut multipath = 0;
+    let (mut multipath, mut ecmp_asymmetric) = (0, 0);
     for src in 0..net.hosts {
         for dst in (0..net.hosts).filter(|&d| d != src) {
             for _ in 0..8 {
                 let key = rng.next_u64() as u32;
-                let data = walk(net, src, dst, key);
-                let credit = walk(net, dst, src, key);
+                let data = walk(net, src, dst, key, LoadBalancing::Symmetric);
+                let credit = walk(net, dst, src, key, LoadBalancing::Symmetric);
                 let reversed: Vec<u32> = credit.iter().rev().map(|&p| p ^ 1).collect();
                 assert_eq!(data, reversed, "flow {src}->{dst} key {key}");
                 multipath += usize::from(data.len() > 2);
+                // Plain ECMP (a seed per switch) mirrors only by chance.
+                let reverse = walk(net, dst, src, key, LoadBalancing::Ecmp);
+                let forward = walk(net, src, dst, key, LoadBalancing::Ecmp);
+                ecmp_asymmetric += usize::from(forward != reverse.iter().rev().map(|&p| p ^ 1).collect::<Vec<_>>());
             }
         }
     }
-    assert!(multipath > 0);
+    assert!(
+        multipath > 0 && ecmp_asymmetric > 0,
+        "{multipath} multipath flows, {ecmp_asymmetric} asymmetric under ECMP"
+    );
 }
 
 /// A 15-to-1 incast of mixed sizes on a fat tree with small buffers: every flow completes, and
