@@ -45,7 +45,7 @@ def fabric(config: str = "balanced") -> dict:
 NET = SIRD_PAPER_NET
 
 # The protocols compared, each with its dcnsim.setups entry as the paper runs it (Table 2).
-SETUPS = {"sird": "sird-paper", "dctcp": "dctcp-sird-paper"}
+SETUPS = {"sird": "sird-paper", "dctcp": "dctcp-sird-paper", "expresspass": "xpass-sird-paper"}
 
 
 def sird_setup(**transport) -> dict:

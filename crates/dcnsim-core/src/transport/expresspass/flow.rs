@@ -38,6 +38,8 @@ pub struct Conn {
     pub credit_due: Option<Time>,
     pub last_progress: Time,
     pub nack_ok_at: Time,
+    /// A NACK is out for a gap that in-order data has not yet filled.
+    pub gap_pending: bool,
     pub rx_due: Option<Time>,
 }
 
@@ -88,6 +90,7 @@ impl Xpass {
             credit_due: None,
             last_progress: now,
             nack_ok_at: 0,
+            gap_pending: false,
             rx_due: None,
         };
         let slot = self.conns.insert(id, conn);
@@ -159,7 +162,6 @@ impl Xpass {
         c.crediting = true;
         c.last_progress = now;
         self.send_credit(ctx, slot);
-        self.arm_rx(ctx, slot);
     }
 
     fn send_credit(&mut self, ctx: &mut Ctx, slot: u32) {
@@ -200,15 +202,19 @@ impl Xpass {
         if pkt.seq > c.next_expected {
             if now >= c.nack_ok_at {
                 c.nack_ok_at = now + if c.rtt > 0 { 2 * c.rtt } else { self.cfg.timeout };
+                c.gap_pending = true;
                 let expected = c.next_expected;
                 self.control(ctx, slot, PacketKind::Nack, true, expected, 0);
                 self.counters.nacks += 1;
+                if self.conns[slot].rx_due.is_none() {
+                    self.arm_rx(ctx, slot);
+                }
             }
             return;
         }
         debug_assert_eq!(pkt.payload, c.layout.payload(pkt.seq));
         c.next_expected += 1;
-        c.last_progress = now;
+        (c.last_progress, c.gap_pending) = (now, false);
         ctx.delivered(c.id, pkt.payload as u64);
         if c.next_expected == c.layout.packets() {
             c.done = true;
@@ -236,17 +242,19 @@ impl Xpass {
 
     fn arm_rx(&mut self, ctx: &mut Ctx, slot: u32) {
         let c = &mut self.conns[slot];
-        let at = (c.last_progress + self.cfg.timeout).max(ctx.now() + 1);
+        let at = ctx.now() + self.cfg.timeout;
         c.rx_due = Some(at);
         ctx.set_timer(at, TIMER_RX, c.id);
     }
 
-    /// No new data for a timeout: ask again from the first missing packet, and resume credits
-    /// if they had been stopped.
+    /// A timeout with data missing while a NACK is unanswered or credits are stopped (an early
+    /// credit stop whose last credits were lost): NACK again, and resume credits if stopped. A
+    /// flow that is merely slow (credits keep coming, no gap) is left alone: under a wide fan-in
+    /// a flow's credits are legitimately spaced far beyond the timeout.
     fn on_rx_timeout(&mut self, ctx: &mut Ctx, slot: u32) {
         let now = ctx.now();
         let c = &mut self.conns[slot];
-        if c.done {
+        if c.done || (c.crediting && !c.gap_pending) {
             return;
         }
         if now - c.last_progress >= self.cfg.timeout {
