@@ -26,3 +26,8 @@ def test_optional_protocols_follow_the_registry():
     got = xpass_fabric.protocols()
     assert got[:2] == ["expresspass", "dctcp"]
     assert set(got[2:]) == {p for p in xpass_fabric.OPTIONAL if p in have}
+
+
+def test_xpass_fig18_passes_its_checks(tmp_path, capsys):
+    assert main(["repro", "xpass-fig18", "--quick", "--check", "--out", str(tmp_path / "r")]) == 0
+    assert "2 of 2 checks within the paper's tolerance" in capsys.readouterr().out
