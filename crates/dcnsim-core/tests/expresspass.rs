@@ -156,3 +156,39 @@ fn incast_completes_and_is_deterministic() {
     assert_eq!(opt_u64s(&a.flows, "fct_ps"), opt_u64s(&b.flows, "fct_ps"));
     assert!(a.summary["transport"]["credits_wasted"].as_u64().unwrap() > 0);
 }
+
+/// Convergence (the paper's Fig. 11-style runs, Dart section VI-D): a second flow joining a busy
+/// 10 Gb/s dumbbell bottleneck reaches 80 % of its fair share within a few RTTs (the paper: 6 RTTs
+/// at alpha = 1/16; Dart: about 4 for two senders). Each flow has its own receiver, so a host's
+/// receive rate is its flow's rate.
+#[test]
+fn a_joining_flow_converges_to_its_fair_share_within_a_few_rtts() {
+    let topo = "kind = \"dumbbell\"\nhosts_per_side = 2\nhost_rate_gbps = 10.0\nbottleneck_rate_gbps = 10.0\n\
+                host_delay_us = 2.0\nbottleneck_delay_us = 2.0";
+    let join_us = 1000.0;
+    let f = flow_file("xpass_join", &[(0, 2, 20_000_000, 0.0), (1, 3, 20_000_000, join_us)]);
+    let wl = format!(
+        "[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n[metrics]\nsample_interval_us = 5.0\n",
+        f.display()
+    );
+    let out = run_checked(&xpass_spec(topo, &wl, 3000.0, ""));
+    let rtt_us = out.summary["base_rtt_ps"].as_u64().unwrap() as f64 / 1e6;
+    let ts = &out.timeseries;
+    let (series, names, values, times) = (strs(ts, "series"), strs(ts, "name"), f64s(ts, "value"), u64s(ts, "time_ps"));
+    let fair = 10.0 * 1538.0 / 1622.0 / 2.0;
+    let reached = (0..ts.rows())
+        .filter(|&i| series[i] == "host_rx_gbps" && names[i] == "host3" && times[i] as f64 / 1e6 > join_us)
+        .find(|&i| values[i] >= 0.8 * fair)
+        .map(|i| times[i] as f64 / 1e6 - join_us)
+        .expect("the joining flow never reached 80 % of its fair share");
+    let rtts = reached / rtt_us;
+    eprintln!("joining flow: 80 % of its share after {rtts:.1} RTTs ({reached} us, RTT {rtt_us} us)");
+    assert!(rtts <= 10.0, "the joining flow took {rtts:.1} RTTs ({reached} us) to reach 80 % of its share");
+    // And the first flow gave way: near its fair share afterwards.
+    let late: Vec<f64> = (0..ts.rows())
+        .filter(|&i| series[i] == "host_rx_gbps" && names[i] == "host2" && times[i] as f64 / 1e6 > join_us + 500.0)
+        .map(|i| values[i])
+        .collect();
+    let mean = late.iter().sum::<f64>() / late.len() as f64;
+    assert!((mean - fair).abs() < 0.15 * fair, "first flow at {mean} Gb/s after the join, fair share {fair}");
+}
