@@ -40,8 +40,6 @@
 mod config;
 mod feedback;
 mod flow;
-#[cfg(test)]
-mod tests;
 
 pub use config::{Feedback, XpassConfig};
 

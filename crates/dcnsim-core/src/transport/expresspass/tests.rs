@@ -1,1 +1,0 @@
-//! ExpressPass end to end on small fabrics (see also tests/expresspass.rs).
