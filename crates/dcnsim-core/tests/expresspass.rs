@@ -192,3 +192,29 @@ fn a_joining_flow_converges_to_its_fair_share_within_a_few_rtts() {
     let mean = late.iter().sum::<f64>() / late.len() as f64;
     assert!((mean - fair).abs() < 0.15 * fair, "first flow at {mean} Gb/s after the join, fair share {fair}");
 }
+
+/// Bad ExpressPass keys fail with an error naming the field.
+#[test]
+fn bad_keys_name_their_field() {
+    let topo = "kind = \"single_switch\"\nhosts = 3\nhost_rate_gbps = 10.0";
+    let wl = "[[workload]]\nkind = \"incast\"\nsenders = 2\nsize_bytes = 10000\nat_us = 1.0\nreceiver = 0\n";
+    for (extra, field) in [
+        ("alpha = 0.0", "transport.alpha"),
+        ("w_init = 0.9", "transport.w_init"),
+        ("min_credit_bytes = 100\nmax_credit_bytes = 90", "transport.max_credit_bytes"),
+        ("credit_jitter = 1.5", "transport.credit_jitter"),
+        ("feedback = \"other\"", "transport.feedback"),
+        ("credit_queue_credits = 0", "transport.credit_queue_credits"),
+    ] {
+        let e = dcnsim_core::scenario::run(&xpass_spec(topo, wl, 100.0, extra), &RunOptions::default())
+            .err()
+            .unwrap_or_else(|| panic!("{extra} was accepted"));
+        assert!(e.to_string().contains(&format!("`{field}`")), "{extra}: {e}");
+    }
+    let source = spec(&format!(
+        "seed = 1\nduration_us = 100.0\n[topology]\n{topo}\n[routing]\nload_balancing = \"source\"\n\
+         [transport]\nprotocol = \"expresspass\"\n{wl}"
+    ));
+    let e = dcnsim_core::scenario::run(&source, &RunOptions::default()).err().expect("source routing refused");
+    assert!(e.to_string().contains("`transport.protocol`") && e.to_string().contains("source routes"), "{e}");
+}
