@@ -26,6 +26,9 @@ SETUP_KEYS = ("transport", "queue", "routing", "net", "switch")
 # of payload in 1538 B on the wire (headers, preamble and gap), 84 B minimum frames for control.
 SIRD_PAPER_BDP = 100_000
 SIRD_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 80, "control_bytes": 84}
+# ExpressPass's evaluation framing (the authors' large-scale-fattree.tcl): 1538 B frames on the wire
+# with a 78 B header (1460 B payload), 84 B minimum frames; credits are 76-92 B (the transport's keys).
+XPASS_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 78, "control_bytes": 84}
 # The NDP paper's framing: 9 KB jumbo frames with 64 B headers, 64 B control packets.
 NDP_PAPER_NET = {"mtu_bytes": 9000, "header_bytes": 64, "control_bytes": 64}
 
@@ -91,6 +94,29 @@ _SETUPS = [
               "transport": {"protocol": "hull", "g": 1.0 / 16.0, "pace_data": True},
               "switch": {"phantom_queue": True, "phantom_drain_rate_fraction": 0.95,
                          "phantom_mark_threshold_bytes": 1000},
+          }),
+    Setup("expresspass-paper", "ExpressPass as its paper evaluates it (SIGCOMM'17 section 6.3, the authors' ns-2 "
+          "script): alpha = w_init = 1/16, credit queues of 8 credits, 250-packet data queues, symmetric ECMP, "
+          "1538 B frames (host NICs: 1,000 packets)", {
+              "transport": {"protocol": "expresspass", "alpha": 0.0625, "w_init": 0.0625},
+              "queue": {"limit_packets": 250, "nic": {"limit_packets": 1000}},
+              "routing": {"load_balancing": "ecmp"},
+              "net": dict(XPASS_PAPER_NET),
+          }),
+    Setup("dctcp-xpass-paper", "DCTCP as the ExpressPass authors' ns-2 scripts set it at 10 Gb/s: ECN marking at "
+          "K = 65 packets, g = 1/16, window cap 180 packets, minimum RTO 200 ms (ns-2's default: the scripts set "
+          "`mintro_ 0.004`, a misspelt key, so the 4 ms they meant never applied), 250-packet queues, per-flow "
+          "ECMP, 1538 B frames", {
+              "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "min_rto_us": 200_000.0},
+              "queue": {"limit_packets": 250, "ecn": "step", "ecn_k_packets": 65, "nic": {"limit_packets": 1000}},
+              "routing": {"load_balancing": "ecmp"},
+              "net": dict(XPASS_PAPER_NET),
+          }),
+    Setup("xpass-sird-paper", "ExpressPass as the SIRD paper runs it (Table 2): alpha = w_init = 1/16, target "
+          "loss 1/8, symmetric ECMP, the authors' credit queues, 1538 B frames", {
+              "transport": {"protocol": "expresspass", "alpha": 0.0625, "w_init": 0.0625, "target_loss": 0.125},
+              "routing": {"load_balancing": "ecmp"},
+              "net": dict(SIRD_PAPER_NET),
           }),
 ]
 

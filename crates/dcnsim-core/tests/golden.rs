@@ -93,6 +93,11 @@ fn golden_spec(protocol: &str) -> String {
                 workloads("fb_hadoop", 0.6, 200_000)
             )
         }
+        "expresspass" => format!(
+            "{head}[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate_gbps = 10.0\ncore_rate_gbps = 10.0\n\
+             [queue]\nlimit_packets = 250\n[transport]\nprotocol = \"expresspass\"\n{}",
+            workloads("fb_webserver_xpass", 0.6, 200_000)
+        ),
         other => panic!("no golden spec for {other}"),
     }
 }
@@ -131,6 +136,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("dctcp_rate+pbfs", 0xd260_1963_cf5c_5137),
     ("hpcc+pbfs", 0x92cb_8cd0_8e26_a8b5),
     ("dart", 0x6890_aff8_9d20_f853),
+    ("expresspass", 0x5757_0ab3_75ec_2f28),
 ];
 
 #[test]

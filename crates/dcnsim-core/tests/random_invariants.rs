@@ -127,6 +127,7 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             };
             (format!("limit_packets = {limit}\n{ecn}"), &["ecmp", "spray"])
         }
+        "expresspass" => (format!("limit_packets = {}\n", 10 + rng.below(250)), &["ecmp", "spray"]),
         // A protocol this test does not know yet: plain queues; a routing mode it rejects shows as
         // a spec error naming it (add its settings here).
         _ => ("limit_packets = 100\n".into(), &["ecmp", "spray", "source"]),

@@ -135,6 +135,13 @@ def _checks():
         if cfg == "balanced":
             checks.append(Check(f"DCTCP p99 slowdown @50%, {wk} {cfg}", sc.paper_value("p99", "dctcp", wk, cfg), 0.4,
                                 _cell("p99", "dctcp", wk, cfg), relative=True, full_only=True))
+    # ExpressPass (issue 15): near-zero ToR queuing and a long tail where it is stable (WKb).
+    checks += [
+        Check("ExpressPass max ToR queuing (MB), WKb balanced", sc.paper_value("queue_mb", "expresspass", "WKb",
+              "balanced"), 0.2, _cell("queue_mb", "expresspass", "WKb", "balanced"), full_only=True),
+        Check("ExpressPass p99 slowdown @50%, WKb balanced", sc.paper_value("p99", "expresspass", "WKb", "balanced"),
+              0.5, _cell("p99", "expresspass", "WKb", "balanced"), relative=True, full_only=True),
+    ]
     return checks
 
 

@@ -91,6 +91,49 @@ impl Network {
         let hosts = g.hosts;
         let nodes = hosts + g.switches.len() as u32;
         let cfgs = vec![queues.nic.clone(), queues.to_host.clone(), queues.fabric.clone()];
+        let (ports, ports_of) = Self::build_ports(g, nodes, &cfgs, switch_latency, nic_pacing)?;
+        let mut routes = Routes::build(hosts, nodes, &ports, &ports_of, seed)?;
+        routes.set_tiers(&g.switches.iter().map(|s| s.tier).collect::<Vec<_>>(), seed);
+        let mut node_names: Vec<String> = (0..hosts).map(|h| format!("host{h}")).collect();
+        node_names.extend(g.switches.iter().map(|s| s.name.clone()));
+        let switches = g.switches.len();
+        let mut net = Network {
+            hosts,
+            ports,
+            ports_of,
+            node_names,
+            tiers: g.switches.iter().map(|s| s.tier).collect(),
+            switch_bytes: vec![0; switches],
+            switch_occupancy: vec![OccupancyStats::default(); switches],
+            routes,
+            pool: PacketPool::new(),
+            cfgs,
+            rng: Rng::for_component(seed, "network"),
+            tracer: None,
+            buffers: None,
+            pfc: None,
+            postcards: None,
+            deflection: None,
+            int_tx_bytes: Vec::new(),
+            rcp: None,
+            phantoms: None,
+            mac_frames_in_flight: 0,
+            loss_rng: Rng::for_component(seed, "link-loss"),
+            seed,
+        };
+        net.set_port_stages();
+        Ok(net)
+    }
+
+    /// Two ports per link (port i ^ 1 is port i's peer), and each node's ports.
+    fn build_ports(
+        g: &Graph,
+        nodes: u32,
+        cfgs: &[QueueConfig],
+        switch_latency: Time,
+        nic_pacing: Option<Rate>,
+    ) -> Result<(Vec<Port>, Vec<Vec<PortId>>), String> {
+        let hosts = g.hosts;
         let mut ports = Vec::with_capacity(g.links.len() * 2);
         let mut ports_of: Vec<Vec<PortId>> = vec![Vec::new(); nodes as usize];
         let mut add = |from: NodeId, to: NodeId, rate: Rate, loss: f64, link: &crate::topology::Link| {
@@ -126,36 +169,7 @@ impl Network {
             .iter()
             .enumerate()
             .all(|(i, p)| ports[i ^ 1].owner == p.peer && ports[i ^ 1].peer == p.owner));
-        let routes = Routes::build(hosts, nodes, &ports, &ports_of, seed)?;
-        let mut node_names: Vec<String> = (0..hosts).map(|h| format!("host{h}")).collect();
-        node_names.extend(g.switches.iter().map(|s| s.name.clone()));
-        let switches = g.switches.len();
-        let mut net = Network {
-            hosts,
-            ports,
-            ports_of,
-            node_names,
-            tiers: g.switches.iter().map(|s| s.tier).collect(),
-            switch_bytes: vec![0; switches],
-            switch_occupancy: vec![OccupancyStats::default(); switches],
-            routes,
-            pool: PacketPool::new(),
-            cfgs,
-            rng: Rng::for_component(seed, "network"),
-            tracer: None,
-            buffers: None,
-            pfc: None,
-            postcards: None,
-            deflection: None,
-            int_tx_bytes: Vec::new(),
-            rcp: None,
-            phantoms: None,
-            mac_frames_in_flight: 0,
-            loss_rng: Rng::for_component(seed, "link-loss"),
-            seed,
-        };
-        net.set_port_stages();
-        Ok(net)
+        Ok((ports, ports_of))
     }
 
     /// Sets each port's stage state from its configuration: DRR credit, and whether a dequeue stage
@@ -267,6 +281,9 @@ impl Network {
             ev.schedule(p.busy_until, Event::PortFree(port));
             return false;
         }
+        if p.shaper.is_some() {
+            return self.on_shaped_port_free(port, now, ev);
+        }
         let Some(d) = p.pop_next(&self.cfgs[p.cfg as usize]) else {
             // Nothing sendable: empty, or every waiting class is paused (then not idle).
             return p.notify_idle && p.packets == 0;
@@ -278,6 +295,20 @@ impl Network {
             p.wake_pending = true;
             ev.schedule(p.busy_until, Event::PortFree(port));
         }
+        false
+    }
+
+    /// `on_port_free` for a port with a credit queue (`pipeline::credit_shaper`).
+    fn on_shaped_port_free(&mut self, port: PortId, now: Time, ev: &mut EventQueue) -> bool {
+        let Some((d, credit)) = self.shaped_next(port, now, ev) else {
+            let p = &self.ports[port as usize];
+            return p.notify_idle && p.packets == 0 && p.shaper.as_deref().is_some_and(|s| s.is_empty());
+        };
+        if !credit {
+            self.change_occupancy(port, -(d.size as i64), -1, now);
+        }
+        self.start_tx(port, d.pkt, d.size, d.is_data, d.class, now, ev);
+        self.shaped_rearm(port, now, ev);
         false
     }
 
@@ -414,6 +445,9 @@ impl Network {
         for p in &mut self.ports {
             p.occupancy.reset(p.bytes, now);
             p.counters = Default::default();
+            if let Some(sh) = p.shaper.as_deref_mut() {
+                sh.counters = Default::default();
+            }
         }
         for (s, o) in self.switch_occupancy.iter_mut().enumerate() {
             o.reset(self.switch_bytes[s], now);
@@ -430,6 +464,7 @@ impl Network {
     /// not pooled packets, excepted).
     pub fn resident_packets(&self) -> u64 {
         self.ports.iter().map(|p| p.packets + p.in_pipe() as u64).sum::<u64>() - self.mac_frames_in_flight
+            + self.shaped_credits_waiting()
     }
 
     /// Conservation: every packet created was delivered or dropped, or is in a queue or on a

@@ -78,6 +78,10 @@ pub enum LoadBalancing {
     Spray,
     /// The sender chose the path: `path` holds mixed-radix digits consumed hop by hop.
     Source,
+    /// ECMP whose hash of `path` is the same at every switch of a tier, over next hops in link
+    /// order: a flow's packets in the two directions take the same links (ExpressPass's credits
+    /// and data; the authors' ns-2 `symmetric_` multipath classifier). Chosen by transports.
+    Symmetric,
 }
 
 #[derive(Clone, Copy, Debug)]

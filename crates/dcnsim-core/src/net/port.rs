@@ -7,6 +7,7 @@
 
 use crate::engine::time::{Rate, Time};
 use crate::net::packet::PacketId;
+use crate::net::pipeline::credit_shaper::CreditShaper;
 use crate::net::pipeline::scheduler::Dequeued;
 use crate::net::queue::MAX_PRIORITIES;
 use std::collections::VecDeque;
@@ -142,6 +143,8 @@ pub struct Port {
     pipe_rest: VecDeque<(Time, PacketId)>,
     pub occupancy: OccupancyStats,
     pub counters: PortCounters,
+    /// ExpressPass credit queue and token bucket (`pipeline::credit_shaper`); `None`: unshaped.
+    pub shaper: Option<Box<CreditShaper>>,
 }
 
 impl Port {
@@ -176,6 +179,7 @@ impl Port {
             pipe_rest: VecDeque::new(),
             occupancy: OccupancyStats::default(),
             counters: PortCounters::default(),
+            shaper: None,
         }
     }
 

@@ -6,9 +6,10 @@
 //! per-flow ECMP (hash of the flow key with a per-switch seed), per-packet spraying, or a route the
 //! sender chose, encoded as mixed-radix digits in `path` and consumed one per choice point.
 
-use crate::engine::rng::{mix64, Rng};
+use crate::engine::rng::{mix64, stable_hash, Rng};
 use crate::net::packet::{LoadBalancing, Packet};
 use crate::net::port::{NodeId, Port, PortId};
+use crate::topology::Tier;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -29,6 +30,8 @@ pub struct Routes {
     choices: Vec<PortId>,
     /// Per-switch ECMP seed.
     seeds: Vec<u64>,
+    /// Per-node seed of symmetric ECMP: one per switch tier (empty until `set_tiers`).
+    tier_seeds: Vec<u64>,
 }
 
 impl Routes {
@@ -62,7 +65,18 @@ impl Routes {
         let mut rng = Rng::for_component(seed, "ecmp");
         let seeds = (0..nodes).map(|_| rng.next_u64()).collect();
         let edges = edge_nodes.len() as u32;
-        Ok(Routes { hosts, edge_of_host, host_port, nic_port, edge_index, edges, table, choices, seeds })
+        Ok(Routes {
+            hosts,
+            edge_of_host,
+            host_port,
+            nic_port,
+            edge_index,
+            edges,
+            table,
+            choices,
+            seeds,
+            tier_seeds: Vec::new(),
+        })
     }
 
     /// The equal-cost egress ports at switch `node` towards host `dst`. Always inlined: it is the
@@ -99,8 +113,18 @@ impl Routes {
                 pkt.path = (pkt.path as u64 / n) as u32;
                 d
             }
+            LoadBalancing::Symmetric => mix64(pkt.path as u64 ^ self.tier_seeds[node as usize]) % n,
         };
         c[i as usize]
+    }
+
+    /// Seeds symmetric ECMP: switches of one tier hash alike. With next hops in link order, the
+    /// i-th uplink of a ToR meets the i-th aggregation switch of every pod, whose j-th uplink meets
+    /// the same core, so a flow's key picks mirrored links from either end (fat tree, leaf-spine).
+    pub fn set_tiers(&mut self, tiers: &[Tier], seed: u64) {
+        let base = mix64(seed ^ stable_hash("symmetric-ecmp"));
+        self.tier_seeds = vec![0; self.hosts as usize];
+        self.tier_seeds.extend(tiers.iter().map(|&t| mix64(base ^ (t as u64 + 1))));
     }
 
     /// Walks from `src` to `dst`, taking candidate `pick(k, n)` at the k-th choice point among n.

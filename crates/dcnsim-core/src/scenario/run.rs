@@ -64,6 +64,9 @@ impl Simulation {
             .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
         net.configure_switches(&spec.switch, spec.framing.mtu_bytes.max(spec.framing.control_bytes))?;
         net.configure_postcards(spec.switch.postcards, spec.framing.mtu_bytes, spec.framing.control_bytes)?;
+        if let Some(cs) = spec.transports.iter().find_map(|t| t.config.needs().credit_shaping) {
+            net.enable_credit_shaping(&cs);
+        }
         clock.done(|| format!("network: {} ports and their routes", net.ports.len()));
         let env = WorkloadEnv {
             hosts: net.hosts,

@@ -62,7 +62,8 @@ pub struct TransportSetup {
 impl TransportSetup {
     fn read(s: &mut Section, name: &str, base: &SpecEnv) -> SpecResult<TransportSetup> {
         let default = match base.load_balancing {
-            LoadBalancing::Ecmp => "ecmp",
+            // Symmetric ECMP is a transport's choice for its own packets, never a run's setting.
+            LoadBalancing::Ecmp | LoadBalancing::Symmetric => "ecmp",
             LoadBalancing::Spray => "spray",
             LoadBalancing::Source => "source",
         };

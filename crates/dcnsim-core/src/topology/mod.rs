@@ -3,6 +3,7 @@
 //! its edge switch (ToR).
 
 pub mod builders;
+pub mod three_tier;
 
 use crate::engine::time::{from_us, Rate, Time};
 use crate::scenario::reader::{Section, SpecResult};
@@ -223,6 +224,7 @@ pub enum TopologySpec {
         host_delay_us: f64,
         core_delay_us: f64,
     },
+    ThreeTier(three_tier::ThreeTierSpec),
     Ring {
         switches: u32,
         hosts_per_switch: u32,
@@ -238,6 +240,10 @@ pub const KINDS: &[(&str, &str)] = &[
     ("dumbbell", "two switches joined by one bottleneck link, hosts_per_side hosts on each"),
     ("leaf_spine", "two tiers: racks of hosts under leaf switches, every leaf linked to every spine"),
     ("fat_tree", "three-tier k-ary fat tree (k^3/4 hosts at oversubscription 1)"),
+    (
+        "three_tier",
+        "three tiers with free counts: pods of ToRs and aggregation switches, each aggregation switch with its own core group",
+    ),
     (
         "ring",
         "switches in a ring, each with its hosts; shortest-path routes (cyclic buffer dependencies, PFC deadlocks)",
@@ -270,8 +276,8 @@ fn count(s: &mut Section, key: &str, min: u64, doc: &'static str) -> SpecResult<
     Ok(v as u32)
 }
 
-const CORE_RATE_DOC: &str = "[leaf_spine, fat_tree, ring] rate of switch-to-switch links";
-const CORE_DELAY_DOC: &str = "[leaf_spine, fat_tree, ring] delay of switch-to-switch links";
+const CORE_RATE_DOC: &str = "[leaf_spine, fat_tree, ring, three_tier] rate of switch-to-switch links";
+const CORE_DELAY_DOC: &str = "[leaf_spine, fat_tree, ring, three_tier] delay of switch-to-switch links";
 
 /// The `ring` kind's keys.
 fn read_ring(s: &mut Section, host_rate_doc: &'static str, host_delay_doc: &'static str) -> SpecResult<TopologySpec> {
@@ -283,6 +289,25 @@ fn read_ring(s: &mut Section, host_rate_doc: &'static str, host_delay_doc: &'sta
         host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
         core_delay_us: delay(s, "core_delay_us", 1.0, CORE_DELAY_DOC)?,
     })
+}
+
+/// The `three_tier` kind's keys.
+fn read_three_tier(
+    s: &mut Section,
+    host_rate_doc: &'static str,
+    host_delay_doc: &'static str,
+) -> SpecResult<TopologySpec> {
+    Ok(TopologySpec::ThreeTier(three_tier::ThreeTierSpec {
+        pods: count(s, "pods", 1, "[three_tier] pods, each of ToRs and aggregation switches")?,
+        tors_per_pod: count(s, "tors_per_pod", 1, "[three_tier] ToRs per pod, each linked to every aggregation switch of its pod")?,
+        aggs_per_pod: count(s, "aggs_per_pod", 1, "[three_tier] aggregation switches per pod")?,
+        cores_per_agg: count(s, "cores_per_agg", 1, "[three_tier] core switches each aggregation switch links to (aggregation switch j of every pod shares core group j)")?,
+        hosts_per_tor: count(s, "hosts_per_tor", 1, "[three_tier] hosts under each ToR")?,
+        host_rate_gbps: rate(s, "host_rate_gbps", host_rate_doc)?,
+        core_rate_gbps: rate(s, "core_rate_gbps", CORE_RATE_DOC)?,
+        host_delay_us: delay(s, "host_delay_us", 1.0, host_delay_doc)?,
+        core_delay_us: delay(s, "core_delay_us", 1.0, CORE_DELAY_DOC)?,
+    }))
 }
 
 impl TopologySpec {
@@ -362,6 +387,7 @@ impl TopologySpec {
                 }
             }
             "ring" => read_ring(s, host_rate_doc, host_delay_doc)?,
+            "three_tier" => read_three_tier(s, host_rate_doc, host_delay_doc)?,
             other => unreachable!("unknown topology kind {other}"),
         })
     }
@@ -376,6 +402,7 @@ impl TopologySpec {
                 pods as u64 * k / 2 * (k / 2) * oversubscription as u64
             }
             TopologySpec::Ring { switches, hosts_per_switch, .. } => switches as u64 * hosts_per_switch as u64,
+            TopologySpec::ThreeTier(ref t) => t.hosts(),
         }
     }
 
@@ -386,12 +413,14 @@ impl TopologySpec {
             | TopologySpec::LeafSpine { host_rate_gbps, .. }
             | TopologySpec::FatTree { host_rate_gbps, .. }
             | TopologySpec::Ring { host_rate_gbps, .. } => host_rate_gbps,
+            TopologySpec::ThreeTier(ref t) => t.host_rate_gbps,
         };
         Rate::from_gbps(g)
     }
 
     pub fn build(&self) -> Graph {
         match *self {
+            TopologySpec::ThreeTier(ref t) => t.build(),
             TopologySpec::SingleSwitch { hosts, host_rate_gbps, host_delay_us } => {
                 builders::single_switch(hosts, Rate::from_gbps(host_rate_gbps), from_us(host_delay_us))
             }

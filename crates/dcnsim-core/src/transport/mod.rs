@@ -23,6 +23,7 @@ pub mod dctcp;
 pub mod dctcp_rate;
 pub mod dx;
 pub mod env;
+pub mod expresspass;
 pub mod hpcc;
 pub mod hull;
 pub mod ndp;

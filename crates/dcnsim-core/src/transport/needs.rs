@@ -23,4 +23,6 @@ pub struct Needs {
     pub trimming: Option<&'static str>,
     /// Hosts named by a key (`prioritize_senders`): each must exist.
     pub hosts: Vec<(&'static str, u64)>,
+    /// Every port shapes credits (ExpressPass; `net::pipeline::credit_shaper`).
+    pub credit_shaping: Option<crate::net::pipeline::credit_shaper::CreditShaping>,
 }

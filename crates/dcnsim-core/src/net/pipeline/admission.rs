@@ -11,7 +11,7 @@ use crate::engine::events::EventQueue;
 use crate::engine::time::Time;
 use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
-use crate::net::packet::{Fate, PacketId};
+use crate::net::packet::{Fate, PacketId, PacketKind};
 use crate::net::pipeline::marking::mark_on_enqueue;
 use crate::net::port::PortId;
 use crate::net::queue::{Amount, QueueConfig};
@@ -36,6 +36,9 @@ impl Network {
             self.rcp_arrival(port, self.pool.get(pkt).size, now, ev);
         }
         let p = &mut self.ports[port as usize];
+        if p.shaper.is_some() && self.pool.get(pkt).kind == PacketKind::Credit {
+            return self.enqueue_credit(port, pkt, now, ev);
+        }
         let cfg = &self.cfgs[p.cfg as usize];
         if let Some(trim) = cfg.trim {
             return self.enqueue_trimming(port, pkt, trim, now, ev);

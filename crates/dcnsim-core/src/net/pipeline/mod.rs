@@ -16,6 +16,7 @@
 //! `[switch] postcards`) keeps per-port arrival history and may send a CC-postcard to the sender.
 
 pub mod admission;
+pub mod credit_shaper;
 pub mod deadlock;
 pub mod deflection;
 pub mod dequeue;

@@ -257,6 +257,7 @@ impl Protocol for Ndp {
                 "NDP needs trimming switches: set [queue] trim = true (protocol = \"phost\" runs its pulls on drop-tail switches)",
             ),
             hosts: cfg.prioritize_senders.iter().map(|&h| ("prioritize_senders", h as u64)).collect(),
+            ..Needs::default()
         }
     }
     /// As the NDP paper simulates them, with 9 KB packets. NDP: trimming switches with headers
