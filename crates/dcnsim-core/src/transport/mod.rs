@@ -21,6 +21,7 @@ pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_rate;
 pub mod env;
+pub mod homa;
 pub mod hpcc;
 pub mod ndp;
 pub mod needs;
