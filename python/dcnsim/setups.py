@@ -91,11 +91,11 @@ _SETUPS = [
               "net": dict(SIRD_PAPER_NET),
           }),
     Setup("homa-sird-paper", "Homa as the SIRD paper runs it (Table 2: the Homa paper's settings at 100 Gb/s, "
-          "the port of the Homa simulator): RTTbytes 100 KB, 8 priority levels of which 7 scheduled, "
-          "overcommitment 7, unscheduled cut-offs from the workload, per-packet spraying, a 10 ms RESEND timeout "
-          "(no loss with infinite buffers), 1538 B frames", {
+          "the port of the Homa simulator): RTTbytes 100 KB, 8 priority levels split by the workload's "
+          "unscheduled share of bytes, overcommitment 7, unscheduled cut-offs from the workload, per-packet "
+          "spraying, a 10 ms RESEND timeout (no loss with infinite buffers), 1538 B frames", {
               "transport": {"protocol": "homa", "rtt_bytes": SIRD_PAPER_BDP, "priority_levels": 8,
-                            "scheduled_levels": 7, "overcommitment": 7, "timeout_us": HOMA_LOSSLESS_TIMEOUT_US},
+                            "overcommitment": 7, "timeout_us": HOMA_LOSSLESS_TIMEOUT_US},
               "queue": {"priorities": 8},
               "routing": {"load_balancing": "spray"},
               "net": dict(SIRD_PAPER_NET),

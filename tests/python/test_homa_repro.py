@@ -13,7 +13,7 @@ def test_the_homa_paper_run_is_the_simulators_setup():
     assert len(runs) == 1
     r = dcnsim.resolve(runs[0][1])
     t = r["transport"]
-    assert (t["protocol"], t["rtt_bytes"], t["overcommitment"], t["scheduled_levels"]) == ("homa", 10_000, 7, 7)
+    assert (t["protocol"], t["rtt_bytes"], t["overcommitment"]) == ("homa", 10_000, 7)
     topo = r["topology"]
     assert (topo["racks"], topo["hosts_per_rack"], topo["spines"]) == (9, 16, 4)
     assert (topo["host_rate_gbps"], topo["core_rate_gbps"]) == (10.0, 40.0)

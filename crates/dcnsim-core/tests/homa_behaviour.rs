@@ -64,23 +64,31 @@ fn bad_homa_parameters_name_the_field() {
         ("transport", "rtt_bytes", V::Integer(0), "transport.rtt_bytes", "[1, 2^40]"),
         ("transport", "timeout_us", V::Float(0.0), "transport.timeout_us", "(0, 1e7]"),
         ("transport", "pace_grants", V::Integer(1), "transport.pace_grants", "true or false"),
-        // Seven scheduled levels by default leave one unscheduled level: no cut-off fits.
-        ("transport", "unscheduled_cutoffs_bytes", list(&[1000]), "transport.unscheduled_cutoffs_bytes", "needs 0"),
+        // Explicit cut-offs need an explicit split.
+        (
+            "transport",
+            "unscheduled_cutoffs_bytes",
+            list(&[1000]),
+            "transport.unscheduled_cutoffs_bytes",
+            "needs scheduled_levels",
+        ),
     ];
     let failures = spec_error_mismatches(cases.into_iter().map(|(section, key, value, field, fragment)| {
         (format!("{section}.{key} = {value}"), with(section, key, value), field.to_string(), fragment.to_string())
     }));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // Descending cut-offs for four unscheduled levels.
-    let mut t: toml::Table = toml::from_str(BASE).unwrap();
-    let tr = t.get_mut("transport").unwrap().as_table_mut().unwrap();
-    tr.insert("scheduled_levels".into(), V::Integer(4));
-    tr.insert("unscheduled_cutoffs_bytes".into(), list(&[5000, 1000, 20000]));
-    let bad = spec_error_mismatches([(
-        "descending cut-offs".to_string(),
-        serde_json::to_value(&t).unwrap(),
-        "transport.unscheduled_cutoffs_bytes".to_string(),
-        "ascending".to_string(),
-    )]);
+    // Cut-offs against an explicit split: descending, or too many for one unscheduled level.
+    let split = |sched: i64, cutoffs: &[i64]| {
+        let mut t: toml::Table = toml::from_str(BASE).unwrap();
+        let tr = t.get_mut("transport").unwrap().as_table_mut().unwrap();
+        tr.insert("scheduled_levels".into(), V::Integer(sched));
+        tr.insert("unscheduled_cutoffs_bytes".into(), list(cutoffs));
+        serde_json::to_value(&t).unwrap()
+    };
+    let field = "transport.unscheduled_cutoffs_bytes".to_string();
+    let bad = spec_error_mismatches([
+        ("descending cut-offs".to_string(), split(4, &[5000, 1000, 20000]), field.clone(), "ascending".to_string()),
+        ("one unscheduled level".to_string(), split(7, &[1000]), field, "needs 0 sizes".to_string()),
+    ]);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

@@ -5,8 +5,9 @@ paper's WKb), with the simulator's settings for it.
 
 The set-up is the Homa simulator's (PlatformLab/HomaSimulation, homaTransportConfig.ini): 144 hosts
 in 9 racks of 16 under 4 aggregation switches, 10 Gb/s host links, 40 Gb/s fabric links, no link
-delay, 0.25 us per switch, store-and-forward; RTTbytes 10,000 B; 8 priority levels of which 7
-scheduled and overcommitment 7 for W4 (adaptiveSchedPrioLevels); discrete ("step") sampling of the
+delay, 0.25 us per switch, store-and-forward; RTTbytes 10,000 B; 8 priority levels split by the
+unscheduled share of W4's bytes (Homa section 3.4: 1 unscheduled, 7 scheduled, the simulator's
+adaptiveSchedPrioLevels for W4) and overcommitment 7; discrete ("step") sampling of the
 size distribution; Poisson arrivals to uniformly random receivers; per-packet spraying. Host
 software delays (0.5 us turnaround, NIC think time) are not modelled, so our ideal is that much
 shorter; the RESEND timeout is far above any queueing delay (the simulator has no loss).
@@ -48,8 +49,7 @@ def spec(quick: bool, seed: int = 1) -> dict:
         "queue": {"priorities": 8},
         "routing": {"load_balancing": "spray"},
         "transport": {"protocol": "homa", "rtt_bytes": RTT_BYTES, "priority_levels": 8,
-                      "overcommitment": OVERCOMMITMENT, "scheduled_levels": OVERCOMMITMENT,
-                      "timeout_us": 10_000.0},
+                      "overcommitment": OVERCOMMITMENT, "timeout_us": 10_000.0},
         "workload": [{"kind": "poisson", "load": LOAD, "cdf": WORKLOAD, "interpolation": "step",
                       "stop_us": dur - DRAIN_US}],
         "metrics": {"size_group_edges_bytes": EDGES},

@@ -15,7 +15,8 @@ pub struct HomaConfig {
     /// Network priority levels Homa uses (classes 0..levels, 0 highest).
     pub levels: u8,
     /// Of those, the lowest `scheduled_levels` carry scheduled data; the rest unscheduled data.
-    pub scheduled_levels: u8,
+    /// `None`: split by the workload's unscheduled share of bytes ([`split_levels`]).
+    pub scheduled_levels: Option<u8>,
     /// Overcommitment degree k: messages a receiver keeps granted at once.
     pub overcommitment: u32,
     /// Explicit unscheduled cut-offs (message sizes, one per unscheduled level but the last);
@@ -41,17 +42,18 @@ impl HomaConfig {
             "[homa] overcommitment degree k: a receiver grants to the k messages with the fewest bytes left (the simulator per workload: W1 1, W2 3, W3 4, W4-W5 7; the SIRD paper's port: 7)")?;
         s.ensure((1..=1024).contains(&k), "overcommitment", format!("must be in [1, 1024], got {k}"))?;
         let sched = s.u64_opt("scheduled_levels", "levels",
-            "[homa] of the priority levels, how many (the lowest) carry scheduled data; the rest carry unscheduled data; unset = min(overcommitment, priority_levels - 1), as the simulator's adaptiveSchedPrioLevels")?;
-        let sched = sched.unwrap_or(k.min(levels - 1));
-        s.ensure(
-            (1..levels).contains(&sched),
-            "scheduled_levels",
-            format!(
-                "must be in [1, priority_levels - 1 = {}] so that both kinds of data have a level, got {sched}",
-                levels - 1
-            ),
-        )?;
-        let cutoffs = Self::read_cutoffs(s, levels - sched)?;
+            "[homa] of the priority levels, how many (the lowest) carry scheduled data; the rest carry unscheduled data; unset = in proportion to the share of the workload's bytes that go scheduled (section 3.4; each kind keeps at least one level), or min(overcommitment, priority_levels - 1) without a size distribution")?;
+        if let Some(n) = sched {
+            s.ensure(
+                (1..levels).contains(&n),
+                "scheduled_levels",
+                format!(
+                    "must be in [1, priority_levels - 1 = {}] so that both kinds of data have a level, got {n}",
+                    levels - 1
+                ),
+            )?;
+        }
+        let cutoffs = Self::read_cutoffs(s, levels, sched)?;
         let pace = s.bool_or("pace_grants", true,
             "[homa] pace grants at the receiver's link rate (one per packet time of the data granted, as the simulator's grant pacer); false = grant on every arrival")?;
         let timeout = s.f64_or("timeout_us", 1000.0, "us",
@@ -66,7 +68,7 @@ impl HomaConfig {
         Ok(HomaConfig {
             rtt_bytes: rtt,
             levels: levels as u8,
-            scheduled_levels: sched as u8,
+            scheduled_levels: sched.map(|n| n as u8),
             overcommitment: k as u32,
             cutoffs_bytes: cutoffs,
             pace_grants: pace,
@@ -75,7 +77,8 @@ impl HomaConfig {
         })
     }
 
-    fn read_cutoffs(s: &mut Section, unscheduled: u64) -> SpecResult<Option<Vec<u64>>> {
+    /// Explicit cut-offs need an explicit split (their count is the unscheduled levels less one).
+    fn read_cutoffs(s: &mut Section, levels: u64, sched: Option<u64>) -> SpecResult<Option<Vec<u64>>> {
         if !s.has("unscheduled_cutoffs_bytes") && !s.is_describe() {
             return Ok(None);
         }
@@ -84,6 +87,11 @@ impl HomaConfig {
         if s.is_describe() {
             return Ok(None);
         }
+        let Some(sched) = sched else {
+            let why = "needs scheduled_levels set (the cut-offs are one fewer than the unscheduled levels)";
+            return Err(s.err("unscheduled_cutoffs_bytes", why));
+        };
+        let unscheduled = levels - sched;
         s.ensure(
             c.len() as u64 + 1 == unscheduled,
             "unscheduled_cutoffs_bytes",
@@ -92,4 +100,22 @@ impl HomaConfig {
         s.ensure(c.windows(2).all(|w| w[0] < w[1]), "unscheduled_cutoffs_bytes", "sizes must be strictly ascending")?;
         Ok(Some(c))
     }
+}
+
+/// (unscheduled, scheduled) levels of `levels`: `scheduled` if given; else in proportion to the
+/// unscheduled share of bytes `unscheduled_share` (Homa section 3.4), each kind at least one level;
+/// without a share, `overcommitment` scheduled levels (at most `levels - 1`).
+pub fn split_levels(
+    levels: u8,
+    scheduled: Option<u8>,
+    overcommitment: u32,
+    unscheduled_share: Option<f64>,
+) -> (u8, u8) {
+    let sched = match (scheduled, unscheduled_share) {
+        (Some(n), _) => n,
+        (None, Some(f)) => levels - ((f * levels as f64).round() as u8).clamp(1, levels - 1),
+        (None, None) => overcommitment.min(levels as u32 - 1) as u8,
+    };
+    debug_assert!(sched >= 1 && sched < levels);
+    (levels - sched, sched)
 }

@@ -17,7 +17,8 @@
 //!   received,
 //!   one packet per GRANT, the shortest first; grants are paced at the receiver's link rate (one
 //!   per packet time of the data granted) and go at the highest level
-//! - 8 priority levels split into unscheduled (highest) and scheduled (lowest) levels; a GRANT
+//! - 8 priority levels split into unscheduled (highest) and scheduled (lowest) levels in proportion
+//!   to the share of the workload's bytes sent unscheduled (section 3.4; at least one each); a GRANT
 //!   names the level of the data it grants: the active messages take the scheduled levels in SRPT
 //!   order, the lowest ones when fewer are active; once the bytes left to grant fit in RTTbytes,
 //!   the grant uses the unscheduled level of that remainder (the simulator's boostTailBytesPrio)
@@ -94,12 +95,13 @@ impl Homa {
     fn new(cfg: &HomaConfig, env: &TransportEnv) -> Homa {
         let n = env.hosts();
         let rtt_bytes = cfg.rtt_bytes.unwrap_or_else(|| env.bdp_bytes(0, n - 1));
-        let unsched = cfg.levels - cfg.scheduled_levels;
+        let share = env.size_cdf.map(|cdf| prio::unscheduled_share(cdf, rtt_bytes));
+        let (unsched, sched) = config::split_levels(cfg.levels, cfg.scheduled_levels, cfg.overcommitment, share);
         let levels = match (&cfg.cutoffs_bytes, env.size_cdf) {
-            (Some(c), _) => Levels::new(unsched, cfg.scheduled_levels, c),
-            (None, Some(cdf)) => Levels::from_cdf(unsched, cfg.scheduled_levels, cdf, rtt_bytes),
+            (Some(c), _) => Levels::new(unsched, sched, c),
+            (None, Some(cdf)) => Levels::from_cdf(unsched, sched, cdf, rtt_bytes),
             // No size distribution (incasts, flow lists): every message at the highest level.
-            (None, None) => Levels::new(unsched, cfg.scheduled_levels, &[]),
+            (None, None) => Levels::new(unsched, sched, &[]),
         };
         Homa {
             cfg: cfg.clone(),
@@ -239,6 +241,7 @@ impl Homa {
             ("sender_probes", c.probes),
             ("duplicate_packets", c.duplicates),
             ("rtt_bytes", self.rtt_bytes),
+            ("scheduled_levels", self.levels.scheduled_count() as u64),
         ]
     }
 }

@@ -56,9 +56,26 @@ impl Levels {
         &self.cutoffs
     }
 
+    pub fn scheduled_count(&self) -> u8 {
+        self.scheduled
+    }
+
     pub fn lowest(&self) -> u8 {
         self.unscheduled + self.scheduled - 1
     }
+}
+
+/// The share of a workload's bytes sent unscheduled: E[min(size, cap)] / E[size], sizes at the
+/// distribution's points (as the cut-offs take them).
+pub fn unscheduled_share(cdf: &Cdf, cap_bytes: u64) -> f64 {
+    let (mut capped, mut all, mut prev) = (0.0, 0.0, 0.0);
+    for &(size, p) in &cdf.points {
+        let size = size.max(1.0);
+        capped += (p - prev) * size.min(cap_bytes as f64);
+        all += (p - prev) * size;
+        prev = p;
+    }
+    capped / all
 }
 
 /// Sizes where the capped cumulative-bytes function first reaches 1/U, 2/U, ... (U - 1 of them at
@@ -140,6 +157,25 @@ mod tests {
         // A distribution with too few points for the levels uses fewer.
         let two = cdf("1000 0.9\n1000000 1\n");
         assert_eq!(Levels::from_cdf(4, 4, &two, 100_000).cutoffs(), &[u64::MAX]);
+    }
+
+    #[test]
+    fn levels_split_by_the_unscheduled_share_of_bytes() {
+        use crate::transport::homa::config::split_levels;
+        // Google all-RPC under a 100 KB RTTbytes: 56% of the bytes go unscheduled (its rare large
+        // messages carry the rest), so 4 of 8 levels are unscheduled.
+        let w3 = crate::workload::cdf::shipped("google_rpc_w3").unwrap();
+        let f = unscheduled_share(&w3, 100_000);
+        assert!((0.5..0.6).contains(&f), "{f}");
+        assert_eq!(split_levels(8, None, 7, Some(f)), (4, 4));
+        // Hadoop W4 under the simulator's 10 KB RTTbytes: few bytes are unscheduled, so the
+        // scheduled side takes 7 levels (the simulator's setting for W4).
+        let w4 = crate::workload::cdf::shipped("fb_hadoop_w4").unwrap();
+        assert_eq!(split_levels(8, None, 7, Some(unscheduled_share(&w4, 10_000))), (1, 7));
+        // An explicit split wins; without a distribution, k levels (at most 7) are scheduled.
+        assert_eq!(split_levels(8, Some(3), 7, Some(f)), (5, 3));
+        assert_eq!(split_levels(8, None, 2, None), (6, 2));
+        assert_eq!(split_levels(8, None, 30, None), (1, 7));
     }
 
     #[test]
