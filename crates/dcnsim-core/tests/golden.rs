@@ -108,7 +108,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("timely", 0x05f1_5d11_8c84_5d05),
     ("dctcp_rate", 0xe536_c67c_c58d_c3da),
     ("hpcc", 0x52a8_16ed_5ea8_2f58),
-    ("homa", 0x7c68_3880_51f3_d489),
+    ("homa", 0x33c6_f958_3e0f_6ec3),
 ];
 
 #[test]
