@@ -29,6 +29,12 @@ SIRD_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 80, "control_bytes": 84}
 # ExpressPass's evaluation framing (the authors' large-scale-fattree.tcl): 1538 B frames on the wire
 # with a 78 B header (1460 B payload), 84 B minimum frames; credits are 76-92 B (the transport's keys).
 XPASS_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 78, "control_bytes": 84}
+# The Homa simulator has no loss recovery and these runs have infinite buffers: nothing is ever lost,
+# so Homa's RESEND timeout is set far above any queueing delay (a shorter one resends packets that are
+# only waiting in a low-priority queue).
+HOMA_LOSSLESS_TIMEOUT_US = 10_000.0
+# DCTCP and Swift run over pools of pre-established connections, 40 per host pair (section 5.1).
+SIRD_PAPER_POOL = 40
 # The NDP paper's framing: 9 KB jumbo frames with 64 B headers, 64 B control packets.
 NDP_PAPER_NET = {"mtu_bytes": 9000, "header_bytes": 64, "control_bytes": 64}
 
@@ -72,8 +78,9 @@ _SETUPS = [
           }),
     Setup("dctcp-sird-paper", "DCTCP as the SIRD paper runs it (Table 2): initial window 1 BDP (66 packets), "
           "g = 0.08, ECN step marking at 1.25 BDP on every switch port, per-flow ECMP, 200 us minimum RTO, "
-          "1538 B frames", {
-              "transport": {"protocol": "dctcp", "g": 0.08, "initial_window_packets": 66, "min_rto_us": 200.0},
+          "40 pooled connections per host pair, 1538 B frames", {
+              "transport": {"protocol": "dctcp", "g": 0.08, "initial_window_packets": 66, "min_rto_us": 200.0,
+                            "connection_pool": SIRD_PAPER_POOL},
               "queue": {"ecn": "step", "ecn_k_bytes": int(1.25 * SIRD_PAPER_BDP)},
               "routing": {"load_balancing": "ecmp"},
               "net": dict(SIRD_PAPER_NET),
@@ -116,6 +123,24 @@ _SETUPS = [
           "loss 1/8, symmetric ECMP, the authors' credit queues, 1538 B frames", {
               "transport": {"protocol": "expresspass", "alpha": 0.0625, "w_init": 0.0625, "target_loss": 0.125},
               "routing": {"load_balancing": "ecmp"},
+              "net": dict(SIRD_PAPER_NET),
+          }),
+    Setup("swift-sird-paper", "Swift as the SIRD paper runs it (Table 2, its OMNeT++ Swift port): initial window "
+          "1 BDP (66 packets), base target 15 us + 1 us per hop, flow scaling over 75 us (Swift's defaults here), "
+          "no ECN, per-flow ECMP, 40 pooled connections per host pair, 1538 B frames", {
+              "transport": {"protocol": "swift", "initial_window_packets": 66, "connection_pool": SIRD_PAPER_POOL},
+              "queue": {},
+              "routing": {"load_balancing": "ecmp"},
+              "net": dict(SIRD_PAPER_NET),
+          }),
+    Setup("homa-sird-paper", "Homa as the SIRD paper runs it (Table 2: the Homa paper's settings at 100 Gb/s, "
+          "the port of the Homa simulator): RTTbytes 100 KB, 8 priority levels split by the workload's "
+          "unscheduled share of bytes, overcommitment 7, unscheduled cut-offs from the workload, per-packet "
+          "spraying, a 10 ms RESEND timeout (no loss with infinite buffers), 1538 B frames", {
+              "transport": {"protocol": "homa", "rtt_bytes": SIRD_PAPER_BDP, "priority_levels": 8,
+                            "overcommitment": 7, "timeout_us": HOMA_LOSSLESS_TIMEOUT_US},
+              "queue": {"priorities": 8},
+              "routing": {"load_balancing": "spray"},
               "net": dict(SIRD_PAPER_NET),
           }),
 ]

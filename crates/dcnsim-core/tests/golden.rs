@@ -61,6 +61,13 @@ fn golden_spec(protocol: &str) -> String {
              [routing]\nload_balancing = \"spray\"\n[transport]\nprotocol = \"sird\"\n{}",
             workloads("fb_hadoop", 0.7, 500_000)
         ),
+        "homa" => format!(
+            "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 100.0\n\
+             core_rate_gbps = 200.0\nhost_delay_us = 1.25\ncore_delay_us = 0.5\n\
+             [queue]\npriorities = 8\nlimit_bytes = 300000\n\
+             [routing]\nload_balancing = \"spray\"\n[transport]\nprotocol = \"homa\"\n{}",
+            workloads("fb_hadoop", 0.7, 500_000)
+        ),
         p if RATE.contains(&p.trim_end_matches("+pbfs")) => {
             // `<cc>+pbfs`: the same run with PB-FS (postcards in a class above data).
             let cc = p.trim_end_matches("+pbfs");
@@ -137,6 +144,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("hpcc+pbfs", 0x92cb_8cd0_8e26_a8b5),
     ("dart", 0x6890_aff8_9d20_f853),
     ("expresspass", 0x5757_0ab3_75ec_2f28),
+    ("homa", 0x33c6_f958_3e0f_6ec3),
 ];
 
 #[test]

@@ -113,6 +113,7 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             "priorities = 2\nlimit_bytes = 500000\n[queue.fabric]\necn = \"step\"\necn_k_bytes = 60000\n".into(),
             &["spray", "ecmp"],
         ),
+        "homa" => (format!("priorities = 8\nlimit_packets = {}\n", 20 + rng.below(300)), &["spray", "ecmp"]),
         "dcqcn" | "timely" | "dctcp_rate" | "hpcc" | "rcp" | "dart" => {
             let limit = 20 + rng.below(300);
             let ecn = match protocol {

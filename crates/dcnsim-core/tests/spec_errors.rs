@@ -132,6 +132,18 @@ fn malformed_specs_name_the_field() {
             "[1, 1000000]",
         ),
         (
+            "negative connection pool",
+            Box::new(set("transport.connection_pool", V::Integer(-1))),
+            "transport.connection_pool",
+            "non-negative integer",
+        ),
+        (
+            "huge connection pool",
+            Box::new(set("transport.connection_pool", V::Integer(2_000_000))),
+            "transport.connection_pool",
+            "[0, 1000000]",
+        ),
+        (
             "g for newreno",
             Box::new(|t: &mut toml::Table| {
                 set("transport.protocol", s("newreno"))(t);

@@ -24,6 +24,7 @@ pub mod dctcp_rate;
 pub mod dx;
 pub mod env;
 pub mod expresspass;
+pub mod homa;
 pub mod hpcc;
 pub mod hull;
 pub mod ndp;

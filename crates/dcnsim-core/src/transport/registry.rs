@@ -4,7 +4,9 @@
 
 use super::rate::RateTransport;
 use super::window::WindowTransport;
-use super::{dart, dcqcn, dctcp, dctcp_rate, dx, expresspass, hpcc, hull, ndp, newreno, rcp, sird, swift, timely};
+use super::{
+    dart, dcqcn, dctcp, dctcp_rate, dx, expresspass, homa, hpcc, hull, ndp, newreno, rcp, sird, swift, timely,
+};
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
@@ -135,6 +137,7 @@ registry! {
     Hull => WindowTransport<hull::Hull>,
     Dart => RateTransport<dart::Dart, dart::dasr::Dasr>,
     ExpressPass => expresspass::Xpass,
+    Homa => homa::Homa,
 }
 
 impl TransportConfig {

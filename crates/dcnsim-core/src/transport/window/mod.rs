@@ -5,6 +5,7 @@
 //! protocols.
 
 pub mod cc;
+pub mod pool;
 pub mod sender;
 #[cfg(test)]
 mod tests;
@@ -16,6 +17,7 @@ use crate::engine::time::from_us;
 use crate::net::packet::{FlowId, HostId, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
 use cc::{CongestionControl, WindowSetup};
+use pool::{Pools, Take, Warm};
 use sender::{Conn, Counters, SenderConfig, Status, TIMER_PACE, TIMER_RTO};
 
 /// A protocol made of the window sender and a congestion controller.
@@ -24,7 +26,7 @@ pub trait WindowProtocol {
     const NAMES: &'static [(&'static str, &'static str)];
     /// Data packets are ECN-capable.
     const ECN: bool;
-    type Control: CongestionControl;
+    type Control: CongestionControl + Clone;
     type Params: Clone + std::fmt::Debug + PartialEq;
 
     /// The spec fragment the conformance suite runs the protocol with (its lone flows are exact:
@@ -60,6 +62,9 @@ pub struct WindowConfig<P> {
     pub params: P,
     pub window: WindowSetup,
     pub sender: SenderConfig,
+    /// Persistent connections per host pair that messages reuse ([`pool`]); 0 = a new connection
+    /// per message.
+    pub connection_pool: u32,
 }
 
 /// Reads the keys every window protocol shares.
@@ -129,9 +134,46 @@ pub struct WindowTransport<P: WindowProtocol> {
     cfg: WindowConfig<P::Params>,
     conns: ConnTable<Conn<P::Control>>,
     counters: Counters,
+    /// With `connection_pool` > 0.
+    pools: Option<Pools<P::Control>>,
 }
 
 impl<P: WindowProtocol> WindowTransport<P> {
+    /// Starts message `id`, on a pooled connection (`warm`: its state; a fresh one has only a path) or,
+    /// without pools, on a new connection.
+    fn launch(&mut self, ctx: &mut Ctx, id: FlowId, pooled: Option<(u32, Option<Warm<P::Control>>)>) {
+        let rec = ctx.flow(id);
+        let mut conn = match &pooled {
+            Some((_, Some(w))) => Conn::new(id, rec.src, rec.dst, rec.size, &self.cfg.sender, w.cc.clone()),
+            _ => {
+                let hops = if P::WANTS_HOPS { ctx.hops(rec.src, rec.dst) } else { 0 };
+                let cc = P::control_on_path(&self.cfg.params, &self.cfg.window, hops);
+                Conn::new(id, rec.src, rec.dst, rec.size, &self.cfg.sender, cc)
+            }
+        };
+        if let Some((path_key, warm)) = pooled {
+            conn = conn.on_connection(path_key, warm.map(|w| w.rtt));
+        }
+        let slot = self.conns.insert(id, conn);
+        self.conns[slot].send_window(ctx, &self.cfg.sender, &mut self.counters);
+        self.check(slot);
+    }
+
+    /// The message on `slot` is done: its connection goes back to the pool (and to the next message
+    /// waiting for one).
+    fn release(&mut self, ctx: &mut Ctx, id: FlowId, slot: u32) {
+        let Some(pools) = self.pools.as_mut() else {
+            self.conns.remove(id, slot);
+            return;
+        };
+        let c = &self.conns[slot];
+        let ((src, dst), warm) = (c.endpoints(), c.warm());
+        self.conns.remove(id, slot);
+        if let Some((next, warm)) = pools.give_back(src, dst, warm) {
+            self.launch(ctx, next, Some((warm.path_key, Some(warm))));
+        }
+    }
+
     #[inline]
     fn check(&self, slot: u32) {
         if cfg!(debug_assertions) {
@@ -148,7 +190,10 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
         let params = P::read_params(s)?;
         let (window, sender) = read_shared(s, name, env, P::ECN)?;
         P::check_env(s, name, env)?;
-        Ok(WindowConfig { params, window, sender })
+        let pool = s.u64_or("connection_pool", 0, "connections",
+            "[dctcp, newreno, swift] messages between a host pair reuse this many persistent connections, starting with the window the connection's last message left (the SIRD paper's DCTCP and Swift: 40); 0 = a new connection per message")?;
+        s.ensure(pool <= 1_000_000, "connection_pool", format!("must be in [0, 1000000], got {pool}"))?;
+        Ok(WindowConfig { params, window, sender, connection_pool: pool as u32 })
     }
 
     fn name(_cfg: &Self::Config) -> &'static str {
@@ -170,17 +215,20 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
 
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self {
         debug_assert_eq!(cfg.sender.framing, env.framing);
-        WindowTransport { cfg: cfg.clone(), conns: ConnTable::default(), counters: Counters::default() }
+        let pools = (cfg.connection_pool > 0).then(|| Pools::new(cfg.connection_pool));
+        WindowTransport { cfg: cfg.clone(), conns: ConnTable::default(), counters: Counters::default(), pools }
     }
 
     fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
+        let Some(pools) = self.pools.as_mut() else {
+            return self.launch(ctx, id, None);
+        };
         let rec = ctx.flow(id);
-        let hops = if P::WANTS_HOPS { ctx.hops(rec.src, rec.dst) } else { 0 };
-        let cc = P::control_on_path(&self.cfg.params, &self.cfg.window, hops);
-        let conn = Conn::new(id, rec.src, rec.dst, rec.size, &self.cfg.sender, cc);
-        let slot = self.conns.insert(id, conn);
-        self.conns[slot].send_window(ctx, &self.cfg.sender, &mut self.counters);
-        self.check(slot);
+        match pools.take(id, rec.src, rec.dst) {
+            Take::Warm(w) => self.launch(ctx, id, Some((w.path_key, Some(w)))),
+            Take::Fresh(path_key) => self.launch(ctx, id, Some((path_key, None))),
+            Take::Wait => {} // started when a connection of the pair comes free
+        }
     }
 
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
@@ -193,7 +241,7 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
             PacketKind::Data if host == dst => c.on_data(ctx, &self.cfg.sender, pkt),
             PacketKind::Ack if host == src => {
                 if c.on_ack(ctx, &self.cfg.sender, pkt, &mut self.counters) == Status::Done {
-                    self.conns.remove(pkt.flow, slot);
+                    self.release(ctx, pkt.flow, slot);
                     return;
                 }
             }

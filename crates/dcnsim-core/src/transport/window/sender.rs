@@ -17,6 +17,7 @@
 //! send time of the data packet, echoed by its ACK; `path` = the flow's ECMP key.
 
 use super::cc::{AckInfo, AckPhase, CongestionControl, LossInfo};
+use super::pool::Warm;
 use crate::engine::rng::mix64;
 use crate::engine::time::Time;
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
@@ -115,6 +116,24 @@ impl<C: CongestionControl> Conn<C> {
             pace_timer_pending: false,
             received: ReceivedBytes::default(),
         }
+    }
+
+    /// The message runs on a pooled connection: with its ECMP path and, once it has carried a
+    /// message, its RTT estimate.
+    pub fn on_connection(mut self, path_key: u32, rtt: Option<RttEstimator>) -> Conn<C> {
+        self.path_key = path_key;
+        if let Some(r) = rtt {
+            self.rtt = r;
+        }
+        self
+    }
+
+    /// What the connection keeps for its next message (its window controller, RTT estimate, path).
+    pub fn warm(&self) -> Warm<C>
+    where
+        C: Clone,
+    {
+        Warm { cc: self.cc.clone(), rtt: self.rtt, path_key: self.path_key }
     }
 
     /// (sender, receiver).

@@ -28,6 +28,7 @@ fn sender_config(env: &TransportEnv, ecn: bool) -> SenderConfig {
 }
 
 /// A test-only controller: an unbounded window, packets paced at a fixed rate.
+#[derive(Clone)]
 struct Paced(Rate);
 
 impl CongestionControl for Paced {
@@ -68,7 +69,7 @@ fn paced(bps: u64, size: u64) -> (u64, u64, u64) {
             max_window_packets: None,
             slow_start: true,
         };
-        let cfg = WindowConfig { params: bps, window, sender: sender_config(env, false) };
+        let cfg = WindowConfig { params: bps, window, sender: sender_config(env, false), connection_pool: 0 };
         WindowTransport::<PacedProtocol>::new(&cfg, env)
     });
     tb.run(u64::MAX);
@@ -94,6 +95,10 @@ fn pacing_at_line_rate_meets_the_ideal_fct_and_slower_pacing_spaces_packets_exac
 }
 
 fn dctcp(env: &TransportEnv) -> WindowTransport<crate::transport::dctcp::Dctcp> {
+    dctcp_pooled(env, 0)
+}
+
+fn dctcp_pooled(env: &TransportEnv, connection_pool: u32) -> WindowTransport<crate::transport::dctcp::Dctcp> {
     let window = WindowSetup {
         mss_bytes: env.framing.mss() as u64,
         initial_window_packets: 10,
@@ -101,7 +106,7 @@ fn dctcp(env: &TransportEnv) -> WindowTransport<crate::transport::dctcp::Dctcp> 
         slow_start: true,
     };
     let params = DctcpParams { g: 1.0 / 16.0, initial_alpha: 1.0 };
-    let cfg = WindowConfig { params, window, sender: sender_config(env, true) };
+    let cfg = WindowConfig { params, window, sender: sender_config(env, true), connection_pool };
     WindowTransport::new(&cfg, env)
 }
 
@@ -161,4 +166,50 @@ fn every_flow_completes_under_random_loss() {
         let counters = tb.proto.counters();
         assert!(counters[0].1 > 0, "loss {data_loss}: retransmissions happened");
     }
+}
+
+fn cwnd(t: &WindowTransport<crate::transport::dctcp::Dctcp>, flow: u32) -> Option<f64> {
+    let mut v = Vec::new();
+    t.flow_state(flow, &mut v);
+    v.iter().find(|(k, _)| *k == "cwnd_bytes").map(|&(_, x)| x)
+}
+
+#[test]
+fn a_second_message_on_a_pooled_connection_starts_with_the_window_the_first_left() {
+    // 300 KB then, long after it is done, 100 KB, from host 1 to host 0; one connection per pair.
+    let flows = [(1, 0, 300_000, 0), (1, 0, 100_000, from_us(2000.0))];
+    let mut starts = Vec::new();
+    let mut initial = 0.0;
+    for pool in [1, 0] {
+        let mut tb = Testbed::new(NET, &flows, |env| dctcp_pooled(env, pool));
+        initial = 10.0 * tb.framing.mss() as f64;
+        tb.run(from_us(1999.0));
+        assert!(tb.fct(0).is_some() && cwnd(&tb.proto, 0).is_none(), "the first message is done and gone");
+        let left = tb.proto.pools.as_ref().map(|p| p.idle(1, 0)[0].cc.window_bytes());
+        // Just after the second starts: no ACK can have arrived yet.
+        tb.run(from_us(2000.5));
+        let second = cwnd(&tb.proto, 1).expect("the second message is running");
+        starts.push((left, second));
+        tb.run(u64::MAX);
+        tb.assert_all_complete();
+    }
+    let (left, pooled) = (starts[0].0.unwrap(), starts[0].1);
+    assert!(left > 2.0 * initial, "slow start grew the first message's window: {left}");
+    assert_eq!(pooled, left, "pooled: the second message starts with the window the first left");
+    assert_eq!(starts[1], (None, initial), "without a pool every message starts at the initial window");
+}
+
+#[test]
+fn messages_wait_for_a_busy_pool_and_reuse_its_connections() {
+    // Three messages at once on a pool of two: the third starts when the first connection frees.
+    let flows = [(1, 0, 50_000, 0), (1, 0, 200_000, 0), (1, 0, 20_000, 0)];
+    let mut tb = Testbed::new(NET, &flows, |env| dctcp_pooled(env, 2));
+    tb.run(from_us(1.0));
+    assert!(cwnd(&tb.proto, 0).is_some() && cwnd(&tb.proto, 1).is_some());
+    assert!(cwnd(&tb.proto, 2).is_none(), "the third message waits for a connection");
+    tb.run(u64::MAX);
+    tb.assert_all_complete();
+    let (e0, e2) = (tb.flows.get(0).end.unwrap(), tb.flows.get(2).end.unwrap());
+    assert!(e2 > e0, "the third message ran after the first freed its connection");
+    assert_eq!(tb.proto.pools.as_ref().unwrap().idle(1, 0).len(), 2, "both connections idle at the end");
 }
