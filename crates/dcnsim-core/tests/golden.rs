@@ -52,6 +52,13 @@ fn golden_spec(protocol: &str) -> String {
              [routing]\nload_balancing = \"spray\"\n[transport]\nprotocol = \"sird\"\n{}",
             workloads("fb_hadoop", 0.7, 500_000)
         ),
+        "dcpim" => format!(
+            "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 100.0\n\
+             core_rate_gbps = 200.0\nhost_delay_us = 0.65\ncore_delay_us = 0.65\n\
+             [queue]\npriorities = 3\nlimit_bytes = 200000\n[routing]\nload_balancing = \"spray\"\n\
+             [transport]\nprotocol = \"dcpim\"\n{}",
+            workloads("fb_hadoop", 0.7, 500_000)
+        ),
         "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
             let (queue, switch) = match protocol {
                 "dcqcn" => (
@@ -101,6 +108,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("timely", 0x05f1_5d11_8c84_5d05),
     ("dctcp_rate", 0xe536_c67c_c58d_c3da),
     ("hpcc", 0x52a8_16ed_5ea8_2f58),
+    ("dcpim", 0xa22e_9b92_badf_afd7),
 ];
 
 #[test]

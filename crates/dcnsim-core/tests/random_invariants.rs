@@ -113,6 +113,7 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             "priorities = 2\nlimit_bytes = 500000\n[queue.fabric]\necn = \"step\"\necn_k_bytes = 60000\n".into(),
             &["spray", "ecmp"],
         ),
+        "dcpim" => (format!("priorities = 3\nlimit_packets = {}\n", 8 + rng.below(200)), &["spray", "ecmp"]),
         "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
             let limit = 20 + rng.below(300);
             let ecn = match protocol {

@@ -17,6 +17,7 @@
 
 pub mod conformance;
 pub mod conns;
+pub mod dcpim;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_rate;

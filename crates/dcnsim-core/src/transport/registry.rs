@@ -4,7 +4,7 @@
 
 use super::rate::RateTransport;
 use super::window::WindowTransport;
-use super::{dcqcn, dctcp, dctcp_rate, hpcc, ndp, newreno, sird, swift, timely};
+use super::{dcpim, dcqcn, dctcp, dctcp_rate, hpcc, ndp, newreno, sird, swift, timely};
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
@@ -130,6 +130,7 @@ registry! {
     Timely => RateTransport<timely::Timely>,
     DctcpRate => RateTransport<dctcp_rate::DctcpRate>,
     Hpcc => RateTransport<hpcc::Hpcc>,
+    Dcpim => dcpim::Dcpim,
 }
 
 impl TransportConfig {
