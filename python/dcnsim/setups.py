@@ -26,6 +26,8 @@ SETUP_KEYS = ("transport", "queue", "routing", "net")
 # of payload in 1538 B on the wire (headers, preamble and gap), 84 B minimum frames for control.
 SIRD_PAPER_BDP = 100_000
 SIRD_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 80, "control_bytes": 84}
+# The dcPIM paper's (and its simulator's) framing: 1500 B packets of 1460 B payload, 40 B control packets.
+DCPIM_PAPER_NET = {"mtu_bytes": 1500, "header_bytes": 40, "control_bytes": 40}
 # The NDP paper's framing: 9 KB jumbo frames with 64 B headers, 64 B control packets.
 NDP_PAPER_NET = {"mtu_bytes": 9000, "header_bytes": 64, "control_bytes": 64}
 
@@ -73,6 +75,21 @@ _SETUPS = [
               "transport": {"protocol": "dctcp", "g": 0.08, "initial_window_packets": 66, "min_rto_us": 200.0},
               "queue": {"ecn": "step", "ecn_k_bytes": int(1.25 * SIRD_PAPER_BDP)},
               "routing": {"load_balancing": "ecmp"},
+              "net": dict(SIRD_PAPER_NET),
+          }),
+    Setup("dcpim-paper", "dcPIM as its paper (SIGCOMM'22) and simulator run it: r = 4 rounds of 1.3 control RTTs, "
+          "k = 4 channels, data phase = matching phase, flows <= 1 BDP unscheduled; three priority classes, "
+          "500 KB port buffers, per-packet spraying, 1500 B packets with 40 B headers", {
+              "transport": {"protocol": "dcpim"},
+              "queue": {"priorities": 3, "limit_bytes": 500_000},
+              "routing": {"load_balancing": "spray"},
+              "net": dict(DCPIM_PAPER_NET),
+          }),
+    Setup("dcpim-sird-paper", "dcPIM as the SIRD paper runs it (Table 2: same as Cai et al.): the dcPIM simulator's "
+          "parameters, three priority classes, per-packet spraying, BDP 100 KB, 1538 B frames", {
+              "transport": {"protocol": "dcpim", "bdp_bytes": SIRD_PAPER_BDP},
+              "queue": {"priorities": 3},
+              "routing": {"load_balancing": "spray"},
               "net": dict(SIRD_PAPER_NET),
           }),
 ]
