@@ -124,7 +124,8 @@ impl Dcpim {
                 continue;
             }
             let avail = k - h.rx_matched;
-            let mut best: Vec<(HostId, u32)> = Vec::new();
+            let mut best = std::mem::take(&mut self.scratch);
+            best.clear();
             for &slot in &h.inbound {
                 let c = &self.conns[slot];
                 if c.rx_done || c.resend_until > ctx.now() {
@@ -136,7 +137,7 @@ impl Dcpim {
                     None => best.push((c.src, slot)),
                 }
             }
-            for (peer, slot) in best {
+            for &(peer, slot) in &best {
                 let h = &self.hosts[r];
                 let matched: u32 =
                     h.links.iter().chain(&h.pending).filter(|l| l.peer == peer).map(|l| l.channels).sum();
@@ -148,6 +149,7 @@ impl Dcpim {
                 self.send_matching(ctx, slot, PacketKind::CreditRequest, round_id, need, remaining);
                 self.counters.requests += 1;
             }
+            self.scratch = best;
         }
     }
 

@@ -88,6 +88,8 @@ pub struct Dcpim {
     /// Flows known to receivers and not complete, over all hosts.
     pending_rx: u64,
     rng: Rng,
+    /// A receiver's smallest flow per sender while it builds its requests (reused, no allocation).
+    scratch: Vec<(HostId, u32)>,
     counters: Counters,
 }
 
@@ -130,6 +132,7 @@ impl Dcpim {
             matching_start: None,
             pending_rx: 0,
             rng: env.rng("dcpim"),
+            scratch: Vec::new(),
             counters: Counters::default(),
         }
     }
