@@ -12,6 +12,17 @@ use crate::scenario::reader::{Section, SpecResult};
 pub const MAX_CHANNELS: u64 = 16;
 pub const MAX_ROUNDS: u64 = 16;
 
+/// Which class a data packet goes in (control packets are always in class 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataPriorities {
+    /// Short flows' data in class 1, long flows' in class 2 (the paper's and the SIRD paper's
+    /// three levels).
+    ShortLong,
+    /// Classes 1-6 by flow size in powers of 7 packets: at most 7 packets in 1, 49 in 2, ... (the
+    /// authors' simulator, `packet_priority`, on pFabric-style priority queues).
+    BySize,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct DcpimConfig {
     /// r: matching rounds per epoch (`pim_iter_limit`).
@@ -38,6 +49,7 @@ pub struct DcpimConfig {
     /// `None`: host link rate x base RTT of the longest host pair.
     pub bdp_bytes: Option<u64>,
     pub use_priorities: bool,
+    pub data_priorities: DataPriorities,
     /// Sender probe (RTS again) after this silence; `None` = four epochs.
     pub timeout: Option<Time>,
     pub lb: LoadBalancing,
@@ -85,6 +97,7 @@ impl DcpimConfig {
             s.ensure((1..=1 << 40).contains(&b), "bdp_bytes", format!("must be in [1, 2^40] bytes, got {b}"))?;
         }
         let use_priorities = s.bool_or("use_priorities", true, "[dcpim] three priority classes: control packets 0, short flows' data 1, matched (token) data 2; needs [queue] priorities = 3 to take effect")?;
+        let data_prio = s.choice_or("data_priorities", &["short_long", "by_size"], "short_long", "[dcpim] classes of data packets: short_long = short flows' data in class 1, long flows' in 2 (the paper's three levels); by_size = classes 1-6 by flow size in powers of 7 packets, as the authors' simulator (needs [queue] priorities = 7)")?;
         let timeout = s.f64_opt("timeout_us", "us", "[dcpim] loss recovery: a sender that hears nothing of a flow for this long sends its RTS again (doubling up to 64x); unset = four epochs")?;
         if let Some(t) = timeout {
             s.ensure(t > 0.0 && t <= MAX_RTO_US, "timeout_us", format!("must be in (0, 1e7] us, got {t}"))?;
@@ -102,6 +115,7 @@ impl DcpimConfig {
             token_resend_timeout_bdp: rto,
             bdp_bytes: bdp,
             use_priorities,
+            data_priorities: if data_prio == "by_size" { DataPriorities::BySize } else { DataPriorities::ShortLong },
             timeout: timeout.map(from_us),
             lb,
         })

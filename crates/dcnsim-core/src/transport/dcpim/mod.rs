@@ -24,7 +24,9 @@
 //!   smallest flow first ([`sender`])
 //! - short flows (at most `short_flow_bdp` BDPs, counted in packets) go out whole at once and are
 //!   matched only if packets are missing once they had time to arrive plus the resend timeout
-//! - three priority classes: control packets 0, short flows' data 1, long flows' data 2
+//! - three priority classes: control packets 0, short flows' data 1, long flows' data 2; or, with
+//!   `data_priorities = "by_size"`, the simulator's data classes 1-6 by flow size in powers of 7
+//!   packets (its `packet_priority`)
 //! - loss recovery as the simulator: a full token window reopens after `token_window_timeout_bdp`
 //!   without a token; once every missing packet was tokened, they are tokened again after
 //!   `token_resend_timeout_bdp`; unmatched flows are requested again in later rounds and epochs.
@@ -32,9 +34,9 @@
 //!   for `timeout_us` sends its RTS again (the receiver learns the flow, or repeats a lost ACK)
 //!
 //! Not modelled: the simulator's "prompt links" (a channel idle in the current data phase starting
-//! tokens as soon as it is matched for the next one); its six size-based data priorities (the
-//! paper's three classes instead); host processing delays; clock skew (every host runs the same
-//! epoch clock from time 0); RPC replies. Choices of ours: a short flow sends no RTS (its data
+//! tokens as soon as it is matched for the next one); the simulator's pFabric queues that drop the
+//! lowest-priority packet rather than the arriving one; host processing delays; clock skew (every
+//! host runs the same epoch clock from time 0); RPC replies. Choices of ours: a short flow sends no RTS (its data
 //! carries the size), the token window is window x channels / k without the simulator's integer
 //! division, the epoch clock stops while no receiver lacks packets (no tokens are then pending
 //! anyway) and restarts at the next epoch boundary.
@@ -57,7 +59,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub use config::DcpimConfig;
+pub use config::{DataPriorities, DcpimConfig};
 
 use super::conns::ConnTable;
 use super::parts::{MessageLayout, ReceivedSet};
@@ -251,10 +253,20 @@ impl Protocol for Dcpim {
         "dcpim"
     }
     fn needs(cfg: &DcpimConfig) -> Needs {
-        let purpose = "control packets above short flows' data above matched data (section 4)";
-        let classes = match cfg.use_priorities {
-            true => vec![ClassUse { key: "priorities", class: 2, explicit: false, purpose }],
-            false => Vec::new(),
+        let classes = match (cfg.use_priorities, cfg.data_priorities) {
+            (false, _) => Vec::new(),
+            (true, DataPriorities::ShortLong) => vec![ClassUse {
+                key: "use_priorities",
+                class: 2,
+                explicit: false,
+                purpose: "control packets above short flows' data above long flows' data (section 4)",
+            }],
+            (true, DataPriorities::BySize) => vec![ClassUse {
+                key: "data_priorities",
+                class: 6,
+                explicit: true,
+                purpose: "data in classes 1-6 by flow size, as the authors' simulator",
+            }],
         };
         Needs { classes, ..Needs::default() }
     }

@@ -2,6 +2,7 @@
 //! (unsent packets of short flows first, smallest first; then tokens, for the flow with the fewest
 //! packets left, dropping expired ones), the final ACK, and the probe timer for lost packets.
 
+use super::config::DataPriorities;
 use super::state::Token;
 use super::{Dcpim, RTS, TIMER_PROBE};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
@@ -9,6 +10,16 @@ use crate::transport::Ctx;
 
 /// Probes back off up to timeout x 2^this.
 const MAX_BACKOFF: u32 = 6;
+
+/// The simulator's `packet_priority`: class 1 for flows of at most 7 packets, 2 up to 49, ... 6.
+pub(super) fn size_class(packets: u64) -> u8 {
+    let (mut class, mut bound) = (1, 7);
+    while packets > bound && class < 6 {
+        bound *= 7;
+        class += 1;
+    }
+    class
+}
 
 impl Dcpim {
     /// A long flow asks its receiver to be matched; a short one goes out whole, its data carrying
@@ -82,10 +93,10 @@ impl Dcpim {
         p.ts = ctx.now();
         p.lb = self.cfg.lb;
         p.path = c.id.wrapping_mul(0x9e37_79b9);
-        p.prio = match (self.cfg.use_priorities, c.short) {
+        p.prio = match (self.cfg.use_priorities, self.cfg.data_priorities) {
             (false, _) => 0,
-            (true, true) => 1,
-            (true, false) => 2,
+            (true, DataPriorities::ShortLong) => 1 + u8::from(!c.short),
+            (true, DataPriorities::BySize) => size_class(c.layout.packets()),
         };
         if c.layout.is_last(seq) {
             p.flags |= flags::LAST;

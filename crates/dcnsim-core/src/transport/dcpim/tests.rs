@@ -115,3 +115,10 @@ fn flows_complete_under_random_loss_of_every_kind() {
     assert!(tb.proto.hosts.iter().all(|h| h.out.is_empty() && h.inbound.is_empty()));
     assert!(!tb.proto.clock_on, "the epoch clock stops once nothing is pending");
 }
+
+#[test]
+fn size_classes_follow_the_simulators_powers_of_seven() {
+    use super::sender::size_class;
+    let got: Vec<u8> = [1, 7, 8, 49, 50, 343, 344, 2401, 2402, 16807, 16808, 1 << 40].map(size_class).to_vec();
+    assert_eq!(got, vec![1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]);
+}
