@@ -44,6 +44,8 @@ fn bad_dcpim_parameters_name_the_field() {
         ("transport", "token_window_bdp", V::Float(0.0), "transport.token_window_bdp", "(0, 1000]"),
         ("transport", "timeout_us", V::Float(-1.0), "transport.timeout_us", "(0, 1e7]"),
         ("transport", "short_flow_bdp", V::String("1".into()), "transport.short_flow_bdp", "expected a number"),
+        ("transport", "data_priorities", V::String("fifo".into()), "transport.data_priorities", "short_long, by_size"),
+        ("transport", "data_priorities", V::String("by_size".into()), "transport.data_priorities", "class 6"),
     ];
     let runs = cases.into_iter().map(|(sec, key, v, field, frag)| {
         (format!("{sec}.{key} = {v}"), with(sec, key, v), field.to_string(), frag.to_string())
