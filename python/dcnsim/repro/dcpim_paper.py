@@ -11,7 +11,14 @@ group at 0.6 load; all-to-all_slowdown.dat; aditya_load_util.dat). Their ideal F
 is payload / line rate plus one packet's store-and-forward and the propagation delay; ours is the
 exact ideal with every packet's headers, a little larger, so our slowdowns are a little smaller for
 the same completion times. Web search is the DCTCP distribution in bytes (HPCC's file), the paper's is
-in packets. The quick variant runs IMC10 only, for 10 ms (2 ms of warm-up), in about 35 s."""
+in packets. Delivered/offered is checked on IMC10 only: web search's flows reach 30 MB and data
+mining's 1 GB, and our 20 ms runs end with the largest flows still in progress (web search: 271 flows
+of 15 MB on average, 2.8 GB missing; data mining 14 GB), which the paper's far longer runs amortize;
+web search delivers 0.913 and data mining 0.383 of what arrives in the window. The setup
+("dcpim-paper") keeps the simulator's BDP of 49 packets (ours, from the exact base RTT, is 46: flows
+of 47-49 packets would wait for a matching, and web search has many) and its six size classes.
+Full run (3 workloads, 20 ms, 2 workers): about 7 minutes. The quick variant runs IMC10 only, for
+10 ms (2 ms of warm-up), in about 35 s."""
 
 from ..sweep.spec import SweepSpec
 from .base import Check, Repro
@@ -83,9 +90,10 @@ def _checks():
                   relative=True, full_only=full_only),
             Check(f"p99 slowdown of all flows, {cdf} @0.6", p99, 0.4, lambda df, out, c=cdf: _p99(df, out, c),
                   relative=True, full_only=full_only),
-            Check(f"delivered / offered, {cdf} @0.6", util, 0.05, lambda df, out, c=cdf: _delivered(df, out, c),
-                  full_only=full_only),
         ]
+        if cdf == "imc10":  # web search and data mining: see the module's docstring
+            checks.append(Check(f"delivered / offered, {cdf} @0.6", util, 0.05,
+                                lambda df, out, c=cdf: _delivered(df, out, c), full_only=full_only))
     return checks
 
 
