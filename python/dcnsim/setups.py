@@ -1,5 +1,5 @@
 """Named protocol setups: each protocol as a paper runs it, as the spec tables that say so
-(transport, queue, routing, net). Comparing protocols is then one axis of names:
+(transport, queue, routing, net, switch). Comparing protocols is then one axis of names:
 
     setup = "sird-paper"                                   # in a spec
     [axes]
@@ -20,7 +20,7 @@ from typing import Dict, List
 from .errors import SpecError
 
 #: The tables a setup may give.
-SETUP_KEYS = ("transport", "queue", "routing", "net")
+SETUP_KEYS = ("transport", "queue", "routing", "net", "switch")
 
 # The SIRD paper's BDP (Table 2 rounds 91.5 KB at 100 Gb/s and 7.3 us to 100 KB) and framing: 1458 B
 # of payload in 1538 B on the wire (headers, preamble and gap), 84 B minimum frames for control.
@@ -95,6 +95,23 @@ _SETUPS = [
               "queue": {"priorities": 3},
               "routing": {"load_balancing": "spray"},
               "net": dict(SIRD_PAPER_NET),
+          }),
+    # The baselines of the ExpressPass, Dart and SIRD evaluations, each with its own paper's parameters
+    # (docs/protocols/{rcp,dx,hull}.md); the fabric (rates, buffers, routing) is the experiment's.
+    Setup("rcp-paper", "RCP with its papers' parameters: routers compute the fair-share rate with alpha = 0.1, "
+          "beta = 1, d0 = the base RTT; senders start at the advertised rate", {
+              "transport": {"protocol": "rcp"},
+              "switch": {"rcp": True, "rcp_alpha": 0.1, "rcp_beta": 1.0},
+          }),
+    Setup("dx-paper", "DX (ATC'15 / ToN'17): +1 MSS per RTT without queuing delay, else a cut by queuing "
+          "delay / RTT", {
+              "transport": {"protocol": "dx", "target_queuing_delay_us": 0.0},
+          }),
+    Setup("hull-paper", "HULL (NSDI'12): paced DCTCP over phantom queues draining at 0.95 of line rate and "
+          "marking above 1 KB; no real-queue marking", {
+              "transport": {"protocol": "hull", "g": 1.0 / 16.0, "pace_data": True},
+              "switch": {"phantom_queue": True, "phantom_drain_rate_fraction": 0.95,
+                         "phantom_mark_threshold_bytes": 1000},
           }),
 ]
 

@@ -174,6 +174,9 @@ fn a_lone_flow_takes_the_ideal_time_or_the_declared_handshake() {
                             extra > 0 && extra as f64 <= max_extra_rtts * rtt as f64 + slack as f64
                         }
                     }
+                    LoneFlow::Bounded { max_extra_rtts } => {
+                        extra >= 0 && extra as f64 <= max_extra_rtts * rtt as f64 + slack as f64
+                    }
                 };
                 if !ok {
                     failures.push(format!(

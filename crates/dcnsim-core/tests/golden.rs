@@ -24,13 +24,22 @@ fn workloads(cdf: &str, load: f64, incast_bytes: u64) -> String {
     )
 }
 
+/// The rate-based CCs (each also golden with PB-FS on, as `<cc>+pbfs`).
+const RATE: [&str; 5] = ["dcqcn", "timely", "dctcp_rate", "hpcc", "rcp"];
+
 fn golden_spec(protocol: &str) -> String {
     let head = "seed = 7\nduration_us = 1500.0\n[measure]\nwarmup_us = 100.0\n";
     match protocol {
-        "dctcp" | "newreno" | "swift" => format!(
+        "dctcp" | "newreno" | "swift" | "dx" => format!(
             "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 10.0\n\
              core_rate_gbps = 10.0\n[queue]\nlimit_packets = 40\necn = \"step\"\necn_k_packets = 20\n\
              [transport]\nprotocol = \"{protocol}\"\n{}",
+            workloads("fb_hadoop", 0.6, 200_000)
+        ),
+        "hull" => format!(
+            "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 10.0\n\
+             core_rate_gbps = 10.0\n[queue]\nlimit_packets = 40\n[switch]\nphantom_queue = true\n\
+             [transport]\nprotocol = \"hull\"\n{}",
             workloads("fb_hadoop", 0.6, 200_000)
         ),
         "ndp" => format!(
@@ -59,8 +68,11 @@ fn golden_spec(protocol: &str) -> String {
              [transport]\nprotocol = \"dcpim\"\n{}",
             workloads("fb_hadoop", 0.7, 500_000)
         ),
-        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
-            let (queue, switch) = match protocol {
+        p if RATE.contains(&p.trim_end_matches("+pbfs")) => {
+            // `<cc>+pbfs`: the same run with PB-FS (postcards in a class above data).
+            let cc = p.trim_end_matches("+pbfs");
+            let pbfs = cc != p;
+            let (queue, switch) = match cc {
                 "dcqcn" => (
                     "ecn = \"red\"\necn_at = \"dequeue\"\nred_min_bytes = 100000\nred_max_bytes = 400000\n\
                      red_pmax = 0.2\n",
@@ -68,13 +80,22 @@ fn golden_spec(protocol: &str) -> String {
                 ),
                 "dctcp_rate" => ("ecn = \"step\"\necn_k_bytes = 75000\n", ""),
                 "hpcc" => ("", "[switch]\nint = true\n"),
+                "rcp" => ("", "[switch]\nrcp = true\n"),
                 _ => ("", ""),
+            };
+            let (pq, ps, pt) = match (pbfs, switch.is_empty()) {
+                (false, _) => ("", "", ""),
+                (true, empty) => (
+                    "priorities = 2\n",
+                    if empty { "[switch]\npostcards = true\n" } else { "postcards = true\n" },
+                    "fast_start = \"pbfs\"\ndata_priority = 1\ncontrol_priority = 0\n",
+                ),
             };
             format!(
                 "{head}[net]\nmtu_bytes = 1064\n[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\n\
                  spines = 2\nhost_rate_gbps = 25.0\ncore_rate_gbps = 50.0\n[queue]\nlimit_bytes = 300000\n\
-                 {queue}{switch}\
-                 [transport]\nprotocol = \"{protocol}\"\n{}",
+                 {pq}{queue}{switch}{ps}\
+                 [transport]\nprotocol = \"{cc}\"\n{pt}{}",
                 workloads("fb_hadoop", 0.6, 200_000)
             )
         }
@@ -108,6 +129,13 @@ const GOLDEN: &[(&str, u64)] = &[
     ("timely", 0x05f1_5d11_8c84_5d05),
     ("dctcp_rate", 0xe536_c67c_c58d_c3da),
     ("hpcc", 0x52a8_16ed_5ea8_2f58),
+    ("rcp", 0x04f6_971a_f939_33fe),
+    ("dx", 0xb0e6_9a2f_8e01_abdd),
+    ("hull", 0x4892_7dab_a464_0553),
+    ("dcqcn+pbfs", 0x16ef_26df_255f_441c),
+    ("timely+pbfs", 0x7fb2_6644_efe0_d590),
+    ("dctcp_rate+pbfs", 0xd260_1963_cf5c_5137),
+    ("hpcc+pbfs", 0x92cb_8cd0_8e26_a8b5),
     ("dcpim", 0xa22e_9b92_badf_afd7),
 ];
 

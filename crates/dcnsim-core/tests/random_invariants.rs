@@ -103,7 +103,7 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             )
         }
         "newreno" => (format!("limit_packets = {}\n", 10 + rng.below(200)), &["ecmp", "spray"]),
-        "swift" => (format!("limit_packets = {}\n", 10 + rng.below(200)), &["ecmp", "spray"]),
+        "swift" | "dx" | "hull" => (format!("limit_packets = {}\n", 10 + rng.below(200)), &["ecmp", "spray"]),
         "ndp" => (
             "priorities = 2\nlimit_packets = 8\ntrim = true\nscheduling = \"wrr\"\nwrr_weights = [10, 1]\n".into(),
             &["source", "spray"],
@@ -114,7 +114,7 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             &["spray", "ecmp"],
         ),
         "dcpim" => (format!("priorities = 3\nlimit_packets = {}\n", 8 + rng.below(200)), &["spray", "ecmp"]),
-        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
+        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" | "rcp" => {
             let limit = 20 + rng.below(300);
             let ecn = match protocol {
                 "dcqcn" => format!(
@@ -134,10 +134,15 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
     };
     let lb = pick(rng, lbs);
     let extra = match protocol {
-        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" => {
-            let int = if protocol == "hpcc" { "[switch]\nint = true\n" } else { "" };
+        "dcqcn" | "timely" | "dctcp_rate" | "hpcc" | "rcp" => {
+            let int = match protocol {
+                "hpcc" => "[switch]\nint = true\n",
+                "rcp" => "[switch]\nrcp = true\n",
+                _ => "",
+            };
             format!("recovery = \"{}\"\n{int}", pick(rng, &["go_back_n", "irn"]))
         }
+        "hull" => "[switch]\nphantom_queue = true\n".into(),
         _ => String::new(),
     };
     format!("[queue]\n{queue}[routing]\nload_balancing = \"{lb}\"\n[transport]\nprotocol = \"{protocol}\"\n{extra}")

@@ -1,32 +1,29 @@
 """Named reproductions: a sweep plus the table and plot it produces, with the paper's numbers
-beside ours. Adding one is adding a module with a `REPRO = Repro(...)` and listing it below."""
+beside ours. Adding one is adding a module of this package with a `REPRO = Repro(...)`: every
+module that defines one is registered, in name order (numbers in names compare as numbers)."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import re
 from typing import List
 
-from . import (
-    dcpim_paper,
-    dctcp_k,
-    ndp_fig4,
-    ndp_fig14,
-    ndp_fig16,
-    ndp_fig17,
-    ndp_fig19,
-    ndp_fig21,
-    ndp_fig22,
-    rdma_pfc,
-    sird_fig7,
-    sird_fig9,
-    sird_fig10,
-    sird_table5,
-)
 from .base import Check, Outcome, Repro, format_checks
 
-REGISTRY: List[Repro] = [m.REPRO for m in (dctcp_k, ndp_fig4, ndp_fig14, ndp_fig16, ndp_fig17, ndp_fig19, ndp_fig21,
-                                           ndp_fig22, sird_table5, sird_fig7, sird_fig9, sird_fig10, rdma_pfc,
-                                           dcpim_paper)]
 
+def _natural(name: str):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _discover() -> List[Repro]:
+    names = sorted((m.name for m in pkgutil.iter_modules(__path__)), key=_natural)
+    modules = [importlib.import_module(f"{__name__}.{n}") for n in names]
+    return [m.REPRO for m in modules if hasattr(m, "REPRO")]
+
+
+REGISTRY: List[Repro] = _discover()
+assert len({r.name for r in REGISTRY}) == len(REGISTRY), "two reproductions share a name"
 
 __all__ = ["REGISTRY", "get", "Repro", "Check", "Outcome", "format_checks"]
 

@@ -1,6 +1,7 @@
 //! What the switch features report, only in runs that use them (other runs' tables and summary
 //! stay exactly as they were): shared-buffer use per switch, PFC frames and paused time per port
-//! and class, lossless drops (a configuration error: the headroom is too small), and a deadlock.
+//! and class, lossless drops (a configuration error: the headroom is too small), a deadlock, and
+//! PB-FS CC-postcards per switch and tier (whole run).
 
 use super::table::{Column, Table};
 use crate::scenario::run::Simulation;
@@ -21,6 +22,7 @@ pub fn extend(sim: &Simulation, ports: &mut Table, switches: &mut Table, summary
             "max_headroom_bytes": sw.iter().map(|s| s.max_headroom).max().unwrap_or(0),
         });
     }
+    postcards(sim, switches, summary);
     let Some(pfc) = net.pfc.as_deref() else { return };
     let ps = &net.ports;
     ports.push("pause_frames_sent", Column::U64(pfc.frames_sent.iter().map(|f| f[0]).collect()));
@@ -66,4 +68,24 @@ pub fn extend(sim: &Simulation, ports: &mut Table, switches: &mut Table, summary
             "stuck_pairs": d.stuck_pairs,
         }),
     };
+}
+
+/// PB-FS CC-postcards per switch, and their sum by tier.
+fn postcards(sim: &Simulation, switches: &mut Table, summary: &mut Value) {
+    let net = &sim.net;
+    let Some(pc) = net.postcards.as_deref() else { return };
+    switches.push("postcards_sent", Column::U64(pc.sent.clone()));
+    switches.push("pbt_packets_seen", Column::U64(pc.triggers_seen.clone()));
+    let mut by_tier = serde_json::Map::new();
+    for (s, t) in net.tiers.iter().enumerate() {
+        let e = by_tier.entry(t.name()).or_insert(json!(0u64));
+        *e = json!(e.as_u64().unwrap_or(0) + pc.sent[s]);
+    }
+    summary["postcards"] = json!({
+        "sent": pc.sent.iter().sum::<u64>(),
+        "sent_by_tier": by_tier,
+        "pbt_packets_seen": pc.triggers_seen.iter().sum::<u64>(),
+        "slot_ps": pc.slot(),
+        "dc_rtt_ps": pc.params.dc_rtt,
+    });
 }

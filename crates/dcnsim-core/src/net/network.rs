@@ -23,6 +23,7 @@ use crate::engine::time::{Rate, Time};
 use crate::metrics::trace::{PacketTrace, TraceEvent};
 use crate::net::packet::{Fate, PacketId, PacketKind, PacketPool};
 use crate::net::pipeline::pfc::{is_mac_frame, Pfc};
+use crate::net::pipeline::postcard::Postcards;
 use crate::net::pipeline::shared_buffer::Buffers;
 use crate::net::port::{NodeId, OccupancyStats, Port, PortId, PortRole};
 use crate::net::queue::{EcnAt, QueueConfig, Scheduling};
@@ -57,8 +58,14 @@ pub struct Network {
     pub buffers: Option<Box<Buffers>>,
     /// Priority flow control state (`[switch] pfc`).
     pub pfc: Option<Box<Pfc>>,
+    /// PB-FS CC-postcard generation (`[switch] postcards`).
+    pub postcards: Option<Box<Postcards>>,
     /// INT: bytes each port has sent since the run started (never reset; `[switch] int`).
     pub(crate) int_tx_bytes: Vec<u64>,
+    /// RCP rate state per port (`[switch] rcp`).
+    pub rcp: Option<Box<crate::net::pipeline::rcp::Rcp>>,
+    /// HULL phantom queues per port (`[switch] phantom_queue`).
+    pub phantoms: Option<Box<crate::net::pipeline::phantom::Phantoms>>,
     /// PFC frames on links (they sit in pipes but are not pooled packets).
     pub(crate) mac_frames_in_flight: u64,
     /// Random link loss draws only (kept apart so lossless runs never touch it).
@@ -133,7 +140,10 @@ impl Network {
             tracer: None,
             buffers: None,
             pfc: None,
+            postcards: None,
             int_tx_bytes: Vec::new(),
+            rcp: None,
+            phantoms: None,
             mac_frames_in_flight: 0,
             loss_rng: Rng::for_component(seed, "link-loss"),
         };
@@ -150,7 +160,7 @@ impl Network {
                 Scheduling::Drr(_) => Some(Box::default()),
                 _ => None,
             };
-            p.dequeue_stage = cfg.ecn_at == EcnAt::Dequeue || cfg.int || cfg.shared_buffer;
+            p.dequeue_stage = cfg.ecn_at == EcnAt::Dequeue || cfg.int || cfg.shared_buffer || cfg.rcp || cfg.phantom;
         }
     }
 
@@ -369,6 +379,9 @@ impl Network {
         packet.ingress = port;
         packet.hops = packet.hops.wrapping_add(1);
         let out = self.routes.next_port(node, packet, &mut self.rng);
+        if self.postcards.is_some() {
+            self.postcard_stage(node, out, pkt, now, ev);
+        }
         self.enqueue(out, pkt, now, ev);
     }
 

@@ -67,6 +67,10 @@ pub struct QueueConfig {
     pub shared_buffer: bool,
     /// Stamp INT records at dequeue (set from `[switch] int`, switch ports only).
     pub int: bool,
+    /// RCP rate stamping at dequeue (set from `[switch] rcp`, switch ports only).
+    pub rcp: bool,
+    /// A HULL phantom queue at dequeue (set from `[switch] phantom_queue`, switch ports only).
+    pub phantom: bool,
 }
 
 impl QueueConfig {
@@ -81,6 +85,8 @@ impl QueueConfig {
             strict_classes: 0,
             shared_buffer: false,
             int: false,
+            rcp: false,
+            phantom: false,
         }
     }
 
@@ -111,6 +117,8 @@ impl QueueConfig {
             strict_classes,
             shared_buffer: base.shared_buffer,
             int: base.int,
+            rcp: base.rcp,
+            phantom: base.phantom,
         })
     }
 }

@@ -93,6 +93,9 @@ fn read_transports(top: &mut Section, base: &SpecEnv) -> SpecResult<Vec<Transpor
         t.finish()?;
     }
     top.ensure(transports.len() <= MAX_TRANSPORTS, "transports", format!("at most {} setups", MAX_TRANSPORTS - 1))?;
+    if base.rcp {
+        crate::net::pipeline::rcp::check_alone(top, transports.iter().map(|t| t.config.name()))?;
+    }
     Ok(transports)
 }
 
@@ -174,7 +177,7 @@ impl RunSpec {
             "ecmp: per-flow hash; spray: random per packet at every switch; source: the sender picks the path per packet")?;
         r.finish()?;
 
-        let base = SpecEnv { load_balancing, framing, queues: &queues, int: switch.int };
+        let base = switch.spec_env(load_balancing, framing, &queues);
         let transports = read_transports(top, &base)?;
 
         let workload = WorkloadSpec::read(top)?;

@@ -64,12 +64,27 @@ pub fn leaf_spine(
 /// (k/2)^2 core switches; aggregation switch j of every pod links to cores j*k/2 .. (j+1)*k/2.
 /// Each ToR has `over * k/2` hosts. Host h is under ToR h / (over * k/2).
 pub fn fat_tree(k: u32, over: u32, host_rate: Rate, core_rate: Rate, host_delay: Time, core_delay: Time) -> Graph {
+    fat_tree_pods(k, k, over, host_rate, core_rate, host_delay, core_delay)
+}
+
+/// As [`fat_tree`] with only `pods` (at most k) of the k pods built: every core keeps one link per
+/// pod built (HPCC's and PB-FS's 320-host fabric: k = 8, 5 pods, 16 hosts per ToR).
+pub fn fat_tree_pods(
+    k: u32,
+    pods: u32,
+    over: u32,
+    host_rate: Rate,
+    core_rate: Rate,
+    host_delay: Time,
+    core_delay: Time,
+) -> Graph {
+    debug_assert!(pods >= 1 && pods <= k);
     let half = k / 2;
     let per_tor = over * half;
-    let mut g = Graph { hosts: k * half * per_tor, ..Default::default() };
+    let mut g = Graph { hosts: pods * half * per_tor, ..Default::default() };
     let mut tors = Vec::new();
     let mut aggs = Vec::new();
-    for p in 0..k {
+    for p in 0..pods {
         for t in 0..half {
             tors.push(g.add_switch(format!("tor{p}_{t}"), Tier::Edge));
         }
@@ -83,7 +98,7 @@ pub fn fat_tree(k: u32, over: u32, host_rate: Rate, core_rate: Rate, host_delay:
             g.link(t as u32 * per_tor + i, tor, host_rate, host_delay);
         }
     }
-    for p in 0..k {
+    for p in 0..pods {
         for t in 0..half {
             for a in 0..half {
                 g.link(tors[(p * half + t) as usize], aggs[(p * half + a) as usize], core_rate, core_delay);
@@ -128,6 +143,15 @@ mod tests {
             // host links + tor-agg + agg-core
             assert_eq!(g.links.len() as u32, k * k * k / 4 * 3);
         }
+    }
+
+    #[test]
+    fn the_pbfs_fabric_has_320_hosts_20_tors_20_aggregation_and_16_core_switches() {
+        let g = fat_tree_pods(8, 5, 4, Rate::from_gbps(25.0), Rate::from_gbps(100.0), 1, 1);
+        let count = |t: Tier| g.switches.iter().filter(|s| s.tier == t).count();
+        assert_eq!((g.hosts, count(Tier::Edge), count(Tier::Aggregation), count(Tier::Core)), (320, 20, 20, 16));
+        // host links + 4 uplinks per ToR + 4 uplinks per aggregation switch
+        assert_eq!(g.links.len(), 320 + 80 + 80);
     }
 
     #[test]

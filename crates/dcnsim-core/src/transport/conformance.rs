@@ -29,6 +29,10 @@ pub enum LoneFlow {
     /// feedback and equal the ideal exactly; larger ones first pay a request/grant handshake, so
     /// their FCT exceeds the ideal, by at most `max_extra_rtts` base RTTs (`base_rtt_ps`).
     Handshake { exact_up_to_bdp: f64, max_extra_rtts: f64 },
+    /// Never faster than the ideal, and slower by at most `max_extra_rtts` base RTTs: a protocol
+    /// that learns its rate in the first round trip (RCP: a one-packet flow is exact), or whose
+    /// delay-based window dips below the BDP when it answers its own NIC queue (DX).
+    Bounded { max_extra_rtts: f64 },
 }
 
 /// The suite's cases, for exemptions.

@@ -21,13 +21,16 @@ pub mod dcpim;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_rate;
+pub mod dx;
 pub mod env;
 pub mod hpcc;
+pub mod hull;
 pub mod ndp;
 pub mod needs;
 pub mod newreno;
 pub mod parts;
 pub mod rate;
+pub mod rcp;
 pub mod registry;
 pub mod sird;
 pub mod swift;
@@ -79,6 +82,12 @@ pub struct SpecEnv<'a> {
     pub queues: &'a QueueConfigs,
     /// Switches stamp INT records into data packets (`[switch] int`).
     pub int: bool,
+    /// Switches run RCP's rate computation (`[switch] rcp`).
+    pub rcp: bool,
+    /// Switches have HULL phantom queues (`[switch] phantom_queue`).
+    pub phantom: bool,
+    /// Switches send PB-FS CC-postcards (`[switch] postcards`).
+    pub postcards: bool,
 }
 
 /// A transport protocol. One type may serve several registered names (e.g. `dctcp` and

@@ -4,7 +4,7 @@
 
 use super::rate::RateTransport;
 use super::window::WindowTransport;
-use super::{dcpim, dcqcn, dctcp, dctcp_rate, hpcc, ndp, newreno, sird, swift, timely};
+use super::{dcpim, dcqcn, dctcp, dctcp_rate, dx, hpcc, hull, ndp, newreno, rcp, sird, swift, timely};
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
@@ -130,6 +130,9 @@ registry! {
     Timely => RateTransport<timely::Timely>,
     DctcpRate => RateTransport<dctcp_rate::DctcpRate>,
     Hpcc => RateTransport<hpcc::Hpcc>,
+    Rcp => RateTransport<rcp::Rcp>,
+    Dx => WindowTransport<dx::Dx>,
+    Hull => WindowTransport<hull::Hull>,
     Dcpim => dcpim::Dcpim,
 }
 

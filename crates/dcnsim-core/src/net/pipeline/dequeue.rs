@@ -1,5 +1,5 @@
 //! The dequeue stage: what happens as a packet leaves its egress queue for the wire (also when it
-//! found the port idle and never waited). In order: ECN marking at dequeue, an INT record, and the
+//! found the port idle and never waited). In order: ECN marking at dequeue, HULL's phantom queue (`phantom`), RCP's rate stamp (`rcp`), an INT record, and the
 //! release of its bytes from the switch's shared buffer (which may resume a PFC pause).
 //!
 //! Ports without any of these skip the stage with one test of `Port::dequeue_stage`.
@@ -26,8 +26,15 @@ impl Network {
     ) {
         let cfg = &self.cfgs[self.ports[port as usize].cfg as usize];
         let (mark, int, shared) = (cfg.ecn_at == EcnAt::Dequeue, cfg.int, cfg.shared_buffer);
+        let (rcp, phantom) = (cfg.rcp, cfg.phantom);
         if mark {
             self.mark_on_dequeue(port, pkt, class, now);
+        }
+        if phantom {
+            self.phantom_departure(port, pkt, size, now);
+        }
+        if rcp {
+            self.rcp_stamp(port, pkt);
         }
         if int {
             self.stamp_int(port, pkt, size, now);

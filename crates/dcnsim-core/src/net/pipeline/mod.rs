@@ -12,7 +12,8 @@
 //! Stages are chosen per port by plain enums and flags in `QueueConfig`, matched where they run;
 //! no trait objects on the packet path. A port whose configuration has no dequeue stage skips it
 //! with one test. Switch-side timers (`Event::SwitchTimer`) serve stages that need one: the PFC
-//! deadlock check.
+//! deadlock check, the RCP rate update (`rcp`). Before admission, on arrival at a switch, the PB-FS postcard stage (`postcard`,
+//! `[switch] postcards`) keeps per-port arrival history and may send a CC-postcard to the sender.
 
 pub mod admission;
 pub mod deadlock;
@@ -20,6 +21,9 @@ pub mod dequeue;
 pub mod int;
 pub mod marking;
 pub mod pfc;
+pub mod phantom;
+pub mod postcard;
+pub mod rcp;
 pub mod scheduler;
 pub mod setup;
 pub mod shared_buffer;

@@ -23,6 +23,12 @@ pub struct SwitchConfig {
     pub deadlock_check: Time,
     /// INT records at every switch egress (HPCC).
     pub int: bool,
+    /// RCP routers (`pipeline::rcp`).
+    pub rcp: Option<super::rcp::RcpSwitch>,
+    /// HULL phantom queues (`pipeline::phantom`).
+    pub phantom: Option<super::phantom::PhantomQueue>,
+    /// PB-FS CC-postcards (`pipeline::postcard`); `None` = off.
+    pub postcards: Option<super::postcard::PostcardSpec>,
 }
 
 impl Default for SwitchConfig {
@@ -37,11 +43,30 @@ impl Default for SwitchConfig {
             resume_offset_bytes: 3072,
             deadlock_check: from_us(100.0),
             int: false,
+            rcp: None,
+            phantom: None,
+            postcards: None,
         }
     }
 }
 
 impl SwitchConfig {
+    /// What the transports' readers may check against: the run's spec with these switch features.
+    pub fn spec_env<'a>(
+        &self,
+        load_balancing: crate::net::packet::LoadBalancing,
+        framing: crate::transport::Framing,
+        queues: &'a QueueConfigs,
+    ) -> crate::transport::SpecEnv<'a> {
+        let (int, rcp, phantom, postcards) = (self.int, self.rcp.is_some(), self.phantom.is_some(), self.pbfs());
+        crate::transport::SpecEnv { load_balancing, framing, queues, int, rcp, phantom, postcards }
+    }
+
+    /// Switches send PB-FS CC-postcards.
+    pub fn pbfs(&self) -> bool {
+        self.postcards.is_some()
+    }
+
     /// Reads the `[switch]` table of the spec.
     pub fn read_table(top: &mut Section, queues: &QueueConfigs) -> SpecResult<SwitchConfig> {
         let mut sw = top.table("switch", "switch features: shared buffer, PFC, INT")?;
@@ -66,6 +91,9 @@ impl SwitchConfig {
             false,
             "in-band telemetry (HPCC): every switch egress records time, bytes sent, queue length and rate into the data packets it sends (up to 5 hops)",
         )?;
+        c.rcp = super::rcp::read(s)?;
+        c.phantom = super::phantom::read(s)?;
+        c.postcards = super::postcard::PostcardSpec::read(s, queues)?;
         Ok(c)
     }
 

@@ -1,6 +1,7 @@
 //! The keys every rate protocol shares (recovery mode, ACK/NACK generation, timeouts, in-flight
 //! cap, priority classes), with their sources in the descriptions.
 
+use super::fast_start::FastStart;
 use super::sender::Recovery;
 use crate::engine::time::{from_us, Time};
 use crate::net::packet::LoadBalancing;
@@ -26,6 +27,8 @@ pub struct RateConfig {
     pub control_priority: u8,
     pub ecn_capable: bool,
     pub lb: LoadBalancing,
+    /// How a QP starts (line rate, slow start, PB-FS).
+    pub fast_start: FastStart,
 }
 
 impl RateConfig {
@@ -59,6 +62,7 @@ impl RateConfig {
             "[dcqcn, timely, dctcp_rate, hpcc] priority class of ACKs and NACKs",
         )?;
         keys::refuse_source_routing(s, env, name)?;
+        let fast_start = FastStart::read(s, env)?;
         Ok(RateConfig {
             recovery,
             nack_interval: from_us(nack_interval),
@@ -72,6 +76,7 @@ impl RateConfig {
             control_priority,
             ecn_capable: ecn,
             lb: env.load_balancing,
+            fast_start,
         })
     }
 }

@@ -28,6 +28,9 @@ pub struct RateAck<'a> {
     /// The INT records the data packet collected, echoed by the receiver (empty unless the
     /// protocol asks for them, [`super::RateProtocol::INT`], and the switches stamp them).
     pub int: &'a [IntHop],
+    /// The rate the switches stamped on the data packet this answers, kb/s, echoed by the receiver
+    /// (RCP, [`super::RateProtocol::RATE_HEADER`]); 0 without a rate header.
+    pub rate_kbps: u32,
 }
 
 pub trait RateControl {
@@ -43,6 +46,9 @@ pub trait RateControl {
     fn on_send(&mut self, _now: Time, _wire_bytes: u32) {}
     /// The current sending rate: data packets leave no closer than their serialization time at it.
     fn rate(&self) -> Rate;
+    /// The start layer (`fast_start`: a PB-FS reduction, a slow-start hand-over) sets the rate to
+    /// `bps` (within the controller's bounds); the controller goes on from there.
+    fn set_rate(&mut self, now: Time, bps: u64);
     /// Payload bytes that may be unacknowledged; `None` = no window (rate only).
     fn window_bytes(&self) -> Option<u64> {
         None

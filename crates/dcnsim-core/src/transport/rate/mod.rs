@@ -26,8 +26,12 @@
 //!   are outstanding, else RTO_high = 320 us. The same timeouts serve go-back-N (the reference has
 //!   none: its fabric is lossless); a timeout goes back to snd_una (go-back-N) or resends every
 //!   packet not SACKed (selective repeat); the timer restarts whenever the cumulative ACK advances
+//! - rate header (RCP, [`RateProtocol::RATE_HEADER`]): data `aux` = the rate the switches allow,
+//!   echoed in the ACK's or NACK's `aux`
 //! - INT (HPCC, [`RateProtocol::INT`]): the receiver copies the data packet's records into its
 //!   ACK or NACK (`ReceiveUdp`: `SetIntHeader`), and the controller reads them from the ACK.
+//! - how a QP starts (`fast_start`: line rate, slow start, or PB-FS with the switches' CC-postcards):
+//!   [`fast_start`] and `start.rs`; the default (line rate) takes none of its branches.
 //!
 //! Not modelled: PFC interaction (pauses are the fabric's), L2 chunking and go-back-to-zero, QP
 //! set-up, multiple NICs per host, CNP packets separate from ACKs (the CNP rides on the ACK of the
@@ -41,8 +45,10 @@
 pub mod cc;
 pub mod config;
 pub mod control;
+pub mod fast_start;
 pub mod receiver;
 pub mod sender;
+mod start;
 #[cfg(test)]
 mod tests;
 
@@ -59,6 +65,7 @@ pub use control::{RateAck, RateControl};
 use receiver::{QpReceiver, ReceiverConfig, Reply};
 pub use sender::Recovery;
 use sender::{Next, QpSender};
+use start::{Start, StartCounters};
 
 const TIMER_RTO: u8 = 0;
 const TIMER_NIC: u8 = 1;
@@ -83,6 +90,12 @@ pub trait RateProtocol {
     /// The receiver echoes the data packet's INT records in its ACK/NACK, and the controller sees
     /// them (HPCC); the run must have `[switch] int = true`.
     const INT: bool = false;
+    /// Data packets carry a rate header (`aux`, kb/s, written `u32::MAX` by the sender and lowered by
+    /// RCP switches, `net::pipeline::rcp`); the receiver echoes it in `aux` of its ACK or NACK and
+    /// the controller sees it as [`RateAck::rate_kbps`].
+    const RATE_HEADER: bool = false;
+    /// How the conformance suite judges a lone flow (exact: it starts at line rate).
+    const LONE_FLOW: LoneFlow = LoneFlow::Exact;
     /// The spec fragment the conformance suite runs the protocol with (lone flows start at line
     /// rate, so they are exact).
     const CONFORMANCE_SPEC: &'static str = "";
@@ -119,13 +132,15 @@ struct Qp<C> {
     cc_timer_at: Option<Time>,
     /// Receiver: no CE echo before this time (CNP coalescing).
     cnp_allowed_at: Time,
+    /// The start layer (`fast_start`): slow start or PB-FS state.
+    start: Start,
 }
 
 impl<C: RateControl> Qp<C> {
     /// When the QP may send its next packet (its pacing slot).
     #[inline]
     fn pacing_slot(&self) -> Time {
-        self.last_sent.map_or(0, |(at, wire)| at + self.cc.rate().tx_time(wire))
+        self.last_sent.map_or(0, |(at, wire)| at + self.rate().tx_time(wire))
     }
 }
 
@@ -158,6 +173,9 @@ pub struct RateTransport<P: RateProtocol> {
     conns: ConnTable<Qp<P::Control>>,
     hosts: Vec<HostTx>,
     counters: Counters,
+    /// PB-FS resolved for the run (`fast_start = "pbfs"`).
+    pbfs: Option<fast_start::Pbfs>,
+    start_counters: StartCounters,
 }
 
 impl<P: RateProtocol> RateTransport<P> {
@@ -278,8 +296,13 @@ impl<P: RateProtocol> RateTransport<P> {
         if layout.is_last(psn) {
             p.flags |= flags::LAST;
         }
+        if P::RATE_HEADER {
+            p.aux = u32::MAX;
+        }
+        self.mark_pbt(slot, &mut p, retx);
         ctx.send(p);
         self.counters.data_sent += 1;
+        let q = &mut self.conns[slot];
         q.cc.on_send(ctx.now(), wire);
         q.tx.sent(next);
         q.last_sent = Some((ctx.now(), wire));
@@ -312,6 +335,9 @@ impl<P: RateProtocol> RateTransport<P> {
             self.counters.nacks += 1;
         }
         a.ts = pkt.ts;
+        if P::RATE_HEADER {
+            a.aux = pkt.aux;
+        }
         a.path = q.path_key;
         a.lb = cfg.lb;
         a.prio = cfg.control_priority;
@@ -334,8 +360,10 @@ impl<P: RateProtocol> RateTransport<P> {
     /// Returns whether the QP is done (every packet acknowledged).
     fn on_feedback(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) -> bool {
         let now = ctx.now();
-        let q = &mut self.conns[slot];
         let nack = pkt.kind == PacketKind::Nack;
+        self.before_feedback(slot, now, nack || pkt.has(flags::ECE));
+        let q = &mut self.conns[slot];
+        let rate_before = q.cc.rate();
         let acked = if nack { q.tx.on_nack(pkt.ack, pkt.seq) } else { q.tx.on_ack(pkt.ack) };
         let ece = pkt.has(flags::ECE);
         if ece {
@@ -355,11 +383,17 @@ impl<P: RateProtocol> RateTransport<P> {
             acked_total_bytes: layout.offset(q.tx.snd_una()),
             sent_total_bytes: layout.offset(q.tx.snd_nxt()),
             int: if P::INT { ctx.int_hops() } else { &[] },
+            rate_kbps: if P::RATE_HEADER { pkt.aux } else { 0 },
         };
         q.cc.on_ack(&info);
         if q.tx.done() {
             return true;
         }
+        if !matches!(q.start, Start::Plain) {
+            let (acked_bytes, line) = (info.acked_bytes, ctx.nic_rate(q.src));
+            self.after_feedback(slot, now, rate_before, acked_bytes, line);
+        }
+        let q = &mut self.conns[slot];
         Self::arm_cc(ctx, q);
         self.arm_rto(ctx, slot, acked > 0);
         false
@@ -375,6 +409,8 @@ impl<P: RateProtocol> RateTransport<P> {
             return;
         }
         self.counters.timeouts += 1;
+        self.on_start_timeout(slot, ctx.now());
+        let q = &mut self.conns[slot];
         q.tx.on_timeout();
         q.cc.on_rto(ctx.now());
         Self::arm_cc(ctx, q);
@@ -427,6 +463,11 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             "protocol",
             format!("{name} reacts to in-band telemetry: set [switch] int = true (switches stamp INT records)"),
         )?;
+        s.ensure(
+            !P::RATE_HEADER || env.rcp,
+            "protocol",
+            format!("{name} paces at the rate its switches compute: set [switch] rcp = true"),
+        )?;
         Ok(RateTransportConfig { params, sender })
     }
 
@@ -435,7 +476,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
     }
 
     fn conformance(_name: &str) -> Conformance {
-        Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: LoneFlow::Exact, exempt: &[] }
+        Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: P::LONE_FLOW, exempt: &[] }
     }
 
     fn needs(cfg: &Self::Config) -> Needs {
@@ -467,6 +508,11 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             conns: ConnTable::default(),
             hosts: (0..hosts).map(|_| HostTx::default()).collect(),
             counters: Counters::default(),
+            pbfs: match &s.fast_start {
+                fast_start::FastStart::Pbfs(k) => Some(fast_start::Pbfs::new(k, base_rtt, bdp_bytes)),
+                _ => None,
+            },
+            start_counters: StartCounters::default(),
         }
     }
 
@@ -480,6 +526,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             base_rtt: self.base_rtt,
         };
         let layout = MessageLayout::new(size, self.framing);
+        let start = self.initial_start(size, setup.line_rate);
         let mut q = Qp {
             id,
             src,
@@ -493,6 +540,7 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
             rto_pending: false,
             cc_timer_at: None,
             cnp_allowed_at: 0,
+            start,
         };
         Self::arm_cc(ctx, &mut q);
         let slot = self.conns.insert(id, q);
@@ -502,6 +550,12 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
     }
 
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
+        if pkt.kind == PacketKind::Control && self.pbfs.is_some() {
+            if self.on_postcard(ctx, host, pkt) {
+                self.pump(ctx, host);
+            }
+            return;
+        }
         let Some(slot) = self.conns.slot(pkt.flow) else {
             return; // a straggler of a finished QP
         };
@@ -560,13 +614,15 @@ impl<P: RateProtocol> Protocol for RateTransport<P> {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let c = &self.counters;
-        vec![
+        let mut out = vec![
             ("data_packets_sent", c.data_sent),
             ("retransmitted_packets", c.retransmitted),
             ("nacks_sent", c.nacks),
             ("timeouts", c.timeouts),
             ("ecn_echoes_received", c.ecn_echoes),
-        ]
+        ];
+        self.start_counters.report(&self.cfg.sender.fast_start, &mut out);
+        out
     }
 
     fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {

@@ -14,6 +14,9 @@ impl RateControl for Constant {
     fn rate(&self) -> Rate {
         self.0
     }
+    fn set_rate(&mut self, _now: Time, bps: u64) {
+        self.0 = Rate::from_bps(bps);
+    }
 }
 
 /// The test controller's parameter: a fraction of line rate in percent.
@@ -55,6 +58,7 @@ fn config(recovery: Recovery) -> RateConfig {
         control_priority: 0,
         ecn_capable: false,
         lb: LoadBalancing::Ecmp,
+        fast_start: fast_start::FastStart::LineRate,
     }
 }
 
@@ -222,7 +226,15 @@ fn stray_and_unknown_packets_are_ignored() {
 fn read(keys: serde_json::Value, lb: LoadBalancing) -> SpecResult<RateConfig> {
     let value: toml::Value = toml::from_str(SINGLE).unwrap();
     let (spec, _) = crate::scenario::read_spec(&serde_json::to_value(value).unwrap()).unwrap();
-    let env = SpecEnv { load_balancing: lb, framing: spec.framing, queues: &spec.queues, int: false };
+    let env = SpecEnv {
+        load_balancing: lb,
+        framing: spec.framing,
+        queues: &spec.queues,
+        int: false,
+        rcp: false,
+        phantom: false,
+        postcards: false,
+    };
     let map = keys.as_object().unwrap().clone();
     let mut s = Section::new("transport", &map);
     let cfg = RateConfig::read(&mut s, "rate-test", &env, true)?;

@@ -9,6 +9,8 @@
 //! for controllers built on Reno's window.
 
 pub mod dctcp;
+pub mod dx;
+pub mod hull;
 pub mod reno;
 pub mod swift;
 

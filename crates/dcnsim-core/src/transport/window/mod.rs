@@ -30,6 +30,8 @@ pub trait WindowProtocol {
     /// The spec fragment the conformance suite runs the protocol with (its lone flows are exact:
     /// data leaves at line rate from the first instant when the initial window covers the BDP).
     const CONFORMANCE_SPEC: &'static str = "";
+    /// How the conformance suite judges a lone flow.
+    const LONE_FLOW: LoneFlow = LoneFlow::Exact;
 
     /// Reads the controller's own keys (read before the sender's shared ones).
     fn read_params(s: &mut Section) -> SpecResult<Self::Params>;
@@ -41,6 +43,11 @@ pub trait WindowProtocol {
     /// The controller scales with the path's switch count (Swift's per-hop target): the sender then
     /// builds each flow's controller with [`WindowProtocol::control_on_path`].
     const WANTS_HOPS: bool = false;
+    /// Checks the run's spec beyond the protocol's own keys (e.g. a switch feature it needs).
+    fn check_env(_s: &mut Section, _name: &str, _env: &SpecEnv) -> SpecResult<()> {
+        Ok(())
+    }
+
     /// The controller of a flow whose path crosses `hops` switches (0 unless `WANTS_HOPS`).
     fn control_on_path(params: &Self::Params, window: &WindowSetup, hops: u32) -> Self::Control {
         debug_assert!(Self::WANTS_HOPS || hops == 0);
@@ -140,6 +147,7 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
     fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config> {
         let params = P::read_params(s)?;
         let (window, sender) = read_shared(s, name, env, P::ECN)?;
+        P::check_env(s, name, env)?;
         Ok(WindowConfig { params, window, sender })
     }
 
@@ -148,7 +156,7 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
     }
 
     fn conformance(_name: &str) -> Conformance {
-        Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: LoneFlow::Exact, exempt: &[] }
+        Conformance { spec: P::CONFORMANCE_SPEC, lone_flow: P::LONE_FLOW, exempt: &[] }
     }
 
     fn needs(cfg: &Self::Config) -> Needs {

@@ -123,11 +123,9 @@ impl Dcqcn {
 
     /// Runs every timer tick due at or before `now`, in time order.
     fn catch_up(&mut self, now: Time) {
-        if !self.started {
-            return;
-        }
         loop {
-            let ta = self.next_alpha;
+            // Before the first CNP only an increase timer started by `set_rate` can be due.
+            let ta = if self.started { self.next_alpha } else { Time::MAX };
             let ti = self.next_increase.unwrap_or(Time::MAX);
             let td = if self.decrease_cnp { self.next_decrease } else { Time::MAX };
             let t = ta.min(ti).min(td);
@@ -220,6 +218,18 @@ impl RateControl for Dcqcn {
 
     fn rate(&self) -> crate::engine::time::Rate {
         self.rate.rate()
+    }
+
+    /// As a cut without alpha: the rate drops to `bps`, the target stays, and the increase timer
+    /// runs (fast recovery towards the target), so a flow slowed by PB-FS recovers without a CNP.
+    fn set_rate(&mut self, now: Time, bps: u64) {
+        self.catch_up(now);
+        self.rate.set(bps.clamp(self.law.min_bps, self.law.line_bps));
+        self.target_bps = self.target_bps.max(self.rate.bps());
+        self.time_stage = 0;
+        self.byte_stage = 0;
+        self.bytes_since_cut = 0;
+        self.next_increase = Some(now + self.law.increase_interval);
     }
 
     fn wake_at(&self) -> Option<Time> {

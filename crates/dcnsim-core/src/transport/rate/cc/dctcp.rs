@@ -110,6 +110,10 @@ impl RateControl for DctcpRate {
         self.rate.rate()
     }
 
+    fn set_rate(&mut self, _now: crate::engine::time::Time, bps: u64) {
+        self.rate.set(bps.clamp(self.law.min_bps, self.law.line_bps));
+    }
+
     fn window_bytes(&self) -> Option<u64> {
         self.law.window_bytes.map(|w| ((w as u128 * self.rate.bps() as u128 / self.law.line_bps as u128) as u64).max(1))
     }
@@ -152,6 +156,7 @@ mod tests {
             acked_total_bytes: seq,
             sent_total_bytes: nxt,
             int: &[],
+            rate_kbps: 0,
         }
     }
 

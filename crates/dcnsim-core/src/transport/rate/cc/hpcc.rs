@@ -163,6 +163,12 @@ impl RateControl for Hpcc {
         self.rate.rate()
     }
 
+    fn set_rate(&mut self, _now: Time, bps: u64) {
+        let r = bps.clamp(self.law.min_bps, self.law.line_bps);
+        self.rate.set(r);
+        self.reference_bps = r;
+    }
+
     fn window_bytes(&self) -> Option<u64> {
         let w = self.law.window_bytes as u128 * self.rate.bps() as u128 / self.law.line_bps as u128;
         self.law.use_window.then_some((w as u64).max(1))
@@ -214,6 +220,7 @@ mod tests {
             acked_total_bytes: acked,
             sent_total_bytes: sent,
             int: &[],
+            rate_kbps: 0,
         }
     }
 

@@ -11,6 +11,7 @@
 pub mod dcqcn;
 pub mod dctcp;
 pub mod hpcc;
+pub mod rcp;
 pub mod timely;
 
 use crate::engine::time::Rate;

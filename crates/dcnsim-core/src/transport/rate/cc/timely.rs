@@ -139,6 +139,10 @@ impl RateControl for Timely {
         self.rate.rate()
     }
 
+    fn set_rate(&mut self, _now: Time, bps: u64) {
+        self.rate.set(bps.clamp(self.law.min_bps, self.law.line_bps));
+    }
+
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("rate_gbps", self.rate.bps() as f64 / 1e9));
         out.push(("rtt_us", self.last_rtt as f64 / 1e6));
@@ -183,6 +187,7 @@ mod tests {
             acked_total_bytes: seq,
             sent_total_bytes: seq + 1000,
             int: &[],
+            rate_kbps: 0,
         }
     }
 

@@ -48,6 +48,12 @@ impl RenoWindow {
         }
     }
 
+    /// Adds `bytes` to the window (a controller's own increase, e.g. DX's one MSS per round).
+    #[inline]
+    pub fn grow_by(&mut self, bytes: f64) {
+        self.cwnd += bytes;
+    }
+
     /// Multiplies the window by `factor` (at least one MSS) and makes that the new ssthresh.
     #[inline]
     pub fn scale_down(&mut self, factor: f64) {

@@ -1,0 +1,123 @@
+"""PB-FS's evaluation set-up (Aaronson and Cohen, "PB-FS: Postcard-Based Fast Start", IFIP Networking
+2024, section V-A) as reusable pieces: the 320-host fabric, the lossless (PFC) and lossy (IRN, or
+go-back-N without PFC) switches, the rate-based CCs with and without PB-FS, the imc10 workload at
+~70% load, and the short-flow FCT statistics of Figs. 5, 7 and 8.
+
+Fabric: a three-tier fat tree of 320 hosts, 20 ToRs x 16 hosts, 20 aggregation and 16 core
+switches (k = 8 with 5 of its 8 pods: each ToR has 4 uplinks, each aggregation switch 4), 25 Gb/s
+host links, 100 Gb/s fabric links, 2 us per link, 8 MB shared buffers. The DC_RTT of a 1 KB packet
+is about 25 us as in the paper.
+
+Choices where the paper or our model differ (docs/protocols/pbfs.md lists them all):
+- PFC thresholds: the paper's 11% (25 Gb/s ports) and 33% (100 Gb/s) of the free buffer are not
+  expressible in our dynamic thresholds, which halve the shift per doubling of the port rate: we
+  use 1/8 (12.5%) at 25 Gb/s, hence 1/2 at 100 Gb/s (`buffer_alpha_shift = 3`);
+- packets carry 1460 payload bytes (48 header bytes): imc10's smallest flows (1460 B, half of all
+  flows) are then one packet, as the paper's "flows shorter than 1,000 bytes (50% of all flows)" are
+  one packet of the HPCC reference's 1000-byte payloads;
+- ECN (DCQCN, rate DCTCP): the HPCC reference's RED at 25 Gb/s host ports (Kmin 100 KB, Kmax 400 KB,
+  Pmax 0.2) and at 100 Gb/s fabric ports (400 KB, 1600 KB);
+- short flows are those of at most 10220 B (7 packets; 80% of imc10 flows, the paper's "~80%"); the
+  size groups are one packet, 2-4 packets and 5-7 packets.
+"""
+
+from __future__ import annotations
+
+import math
+
+# The PB-FS paper's CCs with their dcnsim names.
+CCS = {"DCQCN": "dcqcn", "TIMELY": "timely", "HPCC": "hpcc"}
+SHORT_BYTES = 10_220
+GROUPS = [("1 pkt", 0, 1460), ("2-4 pkts", 1461, 5840), ("5-7 pkts", 5841, 10_220)]
+NET = {"mtu_bytes": 1508, "header_bytes": 48, "control_bytes": 64}
+RED = {"ecn": "red", "ecn_at": "dequeue", "red_pmax": 0.2}
+
+
+def fabric(quick: bool = False) -> dict:
+    """The paper's 320-host fat tree (the quick variant: 2 pods, 128 hosts)."""
+    return {"kind": "fat_tree", "k": 8, "pods": 2 if quick else 5, "oversubscription": 4, "host_rate_gbps": 25.0,
+            "core_rate_gbps": 100.0, "host_delay_us": 2.0, "core_delay_us": 2.0}
+
+
+def queues() -> dict:
+    """Two classes (postcards and ACKs above data); RED per port role."""
+    return {"priorities": 2, **RED, "red_min_bytes": 100_000, "red_max_bytes": 400_000,
+            "fabric": {"red_min_bytes": 400_000, "red_max_bytes": 1_600_000}}
+
+
+def switch(pfc: bool, buffer_bytes: int = 8_000_000) -> dict:
+    """Shared buffers, INT (HPCC) and CC-postcards (N = 8, Delta = 6); PFC for the lossless runs."""
+    s = {"buffer_bytes": buffer_bytes, "buffer_alpha_shift": 3, "int": True, "postcards": True,
+         "postcard_slots": 8, "postcard_recent_packets": 6}
+    if pfc:
+        s["pfc"] = True
+    return s
+
+
+def transport(cc: str, start: str, recovery: str = "go_back_n", **extra) -> dict:
+    """A rate-based CC with a start mode (line_rate = the paper's "without PB-FS"/FS)."""
+    t = {"protocol": cc, "fast_start": start, "data_priority": 1, "control_priority": 0, "recovery": recovery}
+    if start == "pbfs":
+        t["pbfs_marking_distance_packets"] = 6
+    t.update(extra)
+    return t
+
+
+def workload(stop_us: float, load: float = 0.7) -> list:
+    """imc10 at `load`; arrivals stop at `stop_us` so that the counted flows finish."""
+    return [{"kind": "poisson", "load": load, "cdf": "imc10", "stop_us": stop_us}]
+
+
+def base(quick: bool, pfc: bool, buffer_bytes: int = 8_000_000, seed: int = 1) -> dict:
+    """Everything but the transport; quick: 2 pods, arrivals for 1.5 ms; full: 5 pods, 6 ms."""
+    duration, warmup, stop = (2000.0, 300.0, 1500.0) if quick else (7000.0, 1000.0, 6000.0)
+    return {"seed": seed, "duration_us": duration, "measure": {"warmup_us": warmup}, "net": NET,
+            "topology": fabric(quick), "queue": queues(), "switch": switch(pfc, buffer_bytes),
+            "workload": workload(stop)}
+
+
+def label(t: dict) -> str:
+    return f"{t.get('protocol')}/{t.get('fast_start', 'line_rate')}"
+
+
+def run_of(df, cc: str, start: str):
+    """The finished run of one (CC, start mode)."""
+    d = df[df["status"] == "done"]
+    keep = [label(t) == f"{cc}/{start}" for t in d["transport"]]
+    if not any(keep):
+        raise LookupError(f"no finished run for {cc}/{start}")
+    return d[keep].iloc[0]
+
+
+def flows(df, out, cc: str, start: str):
+    from ..sweep import load_flows
+
+    return load_flows(out, run_of(df, cc, start)["key"])
+
+
+def summary(df, out, cc: str, start: str) -> dict:
+    from ..sweep import load_summary
+
+    return load_summary(out, run_of(df, cc, start)["key"])
+
+
+def fct_us(f, lo: int, hi: int, q: float) -> float:
+    """The q-quantile FCT (us) of finished flows of lo..hi bytes started in the window."""
+    d = f[(f["size_bytes"] >= lo) & (f["size_bytes"] <= hi) & f["fct_ps"].notna()]
+    if "counted" in d:
+        d = d[d["counted"]]
+    if d.empty:
+        return math.nan
+    return float(d["fct_ps"].quantile(q)) / 1e6
+
+
+def short_fct_us(df, out, cc: str, start: str, q: float, lo: int = 0, hi: int = SHORT_BYTES) -> float:
+    return fct_us(flows(df, out, cc, start), lo, hi, q)
+
+
+def max_queue(df, out, cc: str, start: str) -> float:
+    return float(summary(df, out, cc, start)["queues"]["max_switch_port_bytes"])
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else math.nan

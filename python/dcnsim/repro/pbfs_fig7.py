@@ -1,0 +1,52 @@
+"""PB-FS Fig. 7 (Aaronson and Cohen, IFIP Networking 2024, section V-C): a lossy fabric (no PFC, 2 MB
+shared buffers, go-back-N with a 100 us timeout) running rate-based DCTCP with slow start (SS), fast
+start at line rate (FS) and PB-FS: median, 95th and 99th percentile FCT of short flows, and the loss
+rates (the paper: 2%, 15.7% and 7.9%; PB-FS's median at least 70% better than SS and FS except for
+one-packet flows, its tails between FS's and SS's)."""
+
+from ..sweep.spec import SweepSpec
+from . import pbfs_common as pc
+from .base import Check, Repro
+from .common import table
+
+STARTS = {"SS": "slow_start", "FS": "line_rate", "PB-FS": "pbfs"}
+
+
+def build(quick: bool) -> SweepSpec:
+    t = {"timeout_us": 100.0, "short_timeout_us": 100.0}
+    ts = [pc.transport("dctcp_rate", s, **t) for s in STARTS.values()]
+    return SweepSpec(base=pc.base(quick, pfc=False, buffer_bytes=2_000_000), axes={"transport": ts},
+                     name="pbfs-fig7")
+
+
+def loss(df, out, start: str) -> float:
+    """Dropped data packets over data packets sent (retransmissions included)."""
+    s = pc.summary(df, out, "dctcp_rate", start)
+    return pc.ratio(s["queues"]["drops"], s["transport"]["data_packets_sent"])
+
+
+CHECKS = [
+    Check("loss rate, SS", 0.02, 0.02, lambda df, out: loss(df, out, "slow_start")),
+    Check("loss rate, FS", 0.157, 0.1, lambda df, out: loss(df, out, "line_rate")),
+    Check("loss rate, PB-FS", 0.079, 0.06, lambda df, out: loss(df, out, "pbfs")),
+    # PB-FS prevents part of FS's losses: about half of FS's (0.079 / 0.157).
+    Check("loss rate PB-FS / FS", 0.5, 0.3,
+          lambda df, out: pc.ratio(loss(df, out, "pbfs"), loss(df, out, "line_rate"))),
+]
+
+
+def report(df, out: str) -> str:
+    rows = []
+    for name, start in STARTS.items():
+        try:
+            f = pc.flows(df, out, "dctcp_rate", start)
+        except LookupError:
+            continue
+        qs = [f"{pc.fct_us(f, lo, hi, q):.1f}" for q in (0.5, 0.95, 0.99) for _, lo, hi in pc.GROUPS]
+        rows.append((name, f"{100 * loss(df, out, start):.2f}%", *qs))
+    head = ["start", "loss", *[f"{q} {g[0]}" for q in ("p50", "p95", "p99") for g in pc.GROUPS]]
+    return "PB-FS Fig. 7: lossy (no PFC, 2 MB buffers, go-back-N), rate DCTCP; FCT in us\n" + table(rows, head)
+
+
+REPRO = Repro("pbfs-fig7", "PB-FS without PFC (go-back-N, 2 MB buffers): SS vs FS vs PB-FS with rate DCTCP",
+              "Aaronson and Cohen, IFIP Networking 2024, Fig. 7", build, report, CHECKS)
