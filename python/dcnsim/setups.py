@@ -35,6 +35,11 @@ XPASS_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 78, "control_bytes": 84}
 HOMA_LOSSLESS_TIMEOUT_US = 10_000.0
 # DCTCP and Swift run over pools of pre-established connections, 40 per host pair (section 5.1).
 SIRD_PAPER_POOL = 40
+# The dcPIM paper's (and its simulator's) framing: 1500 B packets of 1460 B payload, 40 B control packets.
+DCPIM_PAPER_NET = {"mtu_bytes": 1500, "header_bytes": 40, "control_bytes": 40}
+# The dcPIM simulator's BDP: 49 packets of 1500 B (its RTT, 5.8 us, counts a full packet both ways;
+# the exact base RTT, with a control packet back, gives 46): flows up to 49 packets are short.
+DCPIM_PAPER_BDP = 49 * 1500
 # The NDP paper's framing: 9 KB jumbo frames with 64 B headers, 64 B control packets.
 NDP_PAPER_NET = {"mtu_bytes": 9000, "header_bytes": 64, "control_bytes": 64}
 
@@ -83,6 +88,22 @@ _SETUPS = [
                             "connection_pool": SIRD_PAPER_POOL},
               "queue": {"ecn": "step", "ecn_k_bytes": int(1.25 * SIRD_PAPER_BDP)},
               "routing": {"load_balancing": "ecmp"},
+              "net": dict(SIRD_PAPER_NET),
+          }),
+    Setup("dcpim-paper", "dcPIM as its paper's simulations (SIGCOMM'22) run it: r = 4 rounds of 1.3 control RTTs, "
+          "k = 4 channels, data phase = matching phase, flows <= 1 BDP unscheduled; control in class 0 and data in "
+          "classes 1-6 by flow size (the simulator's packet_priority), 500 KB port buffers, per-packet spraying, "
+          "1500 B packets with 40 B headers, BDP 49 packets", {
+              "transport": {"protocol": "dcpim", "data_priorities": "by_size", "bdp_bytes": DCPIM_PAPER_BDP},
+              "queue": {"priorities": 7, "limit_bytes": 500_000},
+              "routing": {"load_balancing": "spray"},
+              "net": dict(DCPIM_PAPER_NET),
+          }),
+    Setup("dcpim-sird-paper", "dcPIM as the SIRD paper runs it (Table 2: same as Cai et al.): the dcPIM simulator's "
+          "parameters, three priority classes, per-packet spraying, BDP 100 KB, 1538 B frames", {
+              "transport": {"protocol": "dcpim", "bdp_bytes": SIRD_PAPER_BDP},
+              "queue": {"priorities": 3},
+              "routing": {"load_balancing": "spray"},
               "net": dict(SIRD_PAPER_NET),
           }),
     # The baselines of the ExpressPass, Dart and SIRD evaluations, each with its own paper's parameters

@@ -68,6 +68,13 @@ fn golden_spec(protocol: &str) -> String {
              [routing]\nload_balancing = \"spray\"\n[transport]\nprotocol = \"homa\"\n{}",
             workloads("fb_hadoop", 0.7, 500_000)
         ),
+        "dcpim" => format!(
+            "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 100.0\n\
+             core_rate_gbps = 200.0\nhost_delay_us = 0.65\ncore_delay_us = 0.65\n\
+             [queue]\npriorities = 3\nlimit_bytes = 200000\n[routing]\nload_balancing = \"spray\"\n\
+             [transport]\nprotocol = \"dcpim\"\n{}",
+            workloads("fb_hadoop", 0.7, 500_000)
+        ),
         p if RATE.contains(&p.trim_end_matches("+pbfs")) => {
             // `<cc>+pbfs`: the same run with PB-FS (postcards in a class above data).
             let cc = p.trim_end_matches("+pbfs");
@@ -145,6 +152,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("dart", 0x6890_aff8_9d20_f853),
     ("expresspass", 0x5757_0ab3_75ec_2f28),
     ("homa", 0x33c6_f958_3e0f_6ec3),
+    ("dcpim", 0xa22e_9b92_badf_afd7),
 ];
 
 #[test]

@@ -114,6 +114,7 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             &["spray", "ecmp"],
         ),
         "homa" => (format!("priorities = 8\nlimit_packets = {}\n", 20 + rng.below(300)), &["spray", "ecmp"]),
+        "dcpim" => (format!("priorities = 3\nlimit_packets = {}\n", 8 + rng.below(200)), &["spray", "ecmp"]),
         "dcqcn" | "timely" | "dctcp_rate" | "hpcc" | "rcp" | "dart" => {
             let limit = 20 + rng.below(300);
             let ecn = match protocol {

@@ -46,7 +46,7 @@ NET = SIRD_PAPER_NET
 
 # The protocols compared, each with its dcnsim.setups entry as the paper runs it (Table 2).
 SETUPS = {"sird": "sird-paper", "dctcp": "dctcp-sird-paper", "swift": "swift-sird-paper", "homa": "homa-sird-paper",
-          "expresspass": "xpass-sird-paper"}
+          "expresspass": "xpass-sird-paper", "dcpim": "dcpim-sird-paper"}
 
 
 def protocols() -> List[str]:
@@ -60,6 +60,11 @@ def protocols() -> List[str]:
 def sird_setup(**transport) -> dict:
     """SIRD with Table 2's parameters (setup "sird-paper"); `transport` keys are merged over it."""
     return {"setup": SETUPS["sird"], **({"transport": transport} if transport else {})}
+
+
+def dcpim_setup() -> dict:
+    """dcPIM as the SIRD paper runs it (setup "dcpim-sird-paper": the dcPIM simulator's parameters)."""
+    return {"setup": SETUPS["dcpim"]}
 
 
 def dctcp_setup() -> dict:
@@ -174,23 +179,26 @@ def normalized(t5: Dict[tuple, dict]) -> Dict[tuple, dict]:
     return out
 
 
-# Table 5 of the paper (SIRD, DCTCP, Swift, Homa and ExpressPass rows; None = "unstable").
+# Table 5 of the paper (SIRD, DCTCP, Swift, Homa, ExpressPass and dcPIM rows; None = "unstable").
 PAPER_TABLE5 = {
     "p99": {"dctcp": [9.92, 7.9, 6.91, 5.97, 5.71, 5.54, None, 71.06, 32.06],
             "sird": [1.7, 3.53, 3.99, 1.37, 2.28, 2.54, 1.65, 3.76, 5.79],
             "swift": [8.61, 7.37, 10.56, 5.85, 5.68, 7.58, 68.21, 38.51, 20.69],
             "homa": [1.29, 2.47, 3.62, 1.19, 1.8, 2.15, 1.27, 5.36, 7.37],
-            "expresspass": [None, 36.94, 29.26, None, 28.56, 24.42, None, 47.45, 47.45]},
+            "expresspass": [None, 36.94, 29.26, None, 28.56, 24.42, None, 47.45, 47.45],
+            "dcpim": [2.16, 7.37, 6.66, 1.88, 6.2, 5.76, 2.11, 7.7, 11.48]},
     "goodput": {"dctcp": [74.65, 83.85, 83.95, 43.63, 48.54, 47.42, 67.8, 70.53, 80.74],
                 "sird": [79.74, 82.27, 84.71, 48.27, 50.47, 48.75, 79.7, 81.98, 84.13],
                 "swift": [74.52, 78.16, 78.69, 42.16, 47.41, 45.15, 76.8, 85.46, 77.57],
                 "homa": [83.39, 85.23, 83.55, 47.73, 49.73, 50.02, 83.39, 84.87, 82.79],
-                "expresspass": [38.04, 79.68, 80.42, 21.78, 45.83, 44.42, 40.26, 80.1, 80.1]},
+                "expresspass": [38.04, 79.68, 80.42, 21.78, 45.83, 44.42, 40.26, 80.1, 80.1],
+                "dcpim": [58.94, 78.42, 86.03, 35.91, 51.68, 50.59, 59.61, 79.02, 84.26]},
     "queue_mb": {"dctcp": [None, 7.0, 2.7, 8.3, 2.67, 1.46, None, None, 21.06],
                  "sird": [0.76, 0.81, 0.75, 2.26, 1.67, 1.39, 0.79, 0.81, 0.83],
                  "swift": [None, None, 2.33, None, None, 1.87, None, None, 10.17],
                  "homa": [8.63, 9.46, 8.37, 15.91, 18.68, 14.68, 12.17, 12.17, 11.75],
-                 "expresspass": [0.06, 0.08, 0.28, None, 0.04, 0.18, 0.08, 0.08, 0.08]},
+                 "expresspass": [0.06, 0.08, 0.28, None, 0.04, 0.18, 0.08, 0.08, 0.08],
+                 "dcpim": [3.27, 0.63, 0.86, 2.34, 2.2, 2.41, 2.91, 0.58, 0.6]},
 }
 PAPER_ORDER = [(wk, cfg) for cfg in CONFIGS for wk in WORKLOADS]
 

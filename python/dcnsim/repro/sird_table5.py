@@ -119,8 +119,8 @@ def _cell(metric, protocol, wk, cfg):
 
 
 def _checks():
-    """SIRD's p99 slowdown at 50% load and max ToR queuing in every cell; DCTCP's, Swift's and Homa's p99
-    in the balanced cells. Goodput is not checked: our runs are far shorter than the paper's (see
+    """SIRD's p99 slowdown at 50% load and max ToR queuing in every cell; DCTCP's, Swift's, Homa's and dcPIM's
+    p99 in the balanced cells; ExpressPass's queuing and p99 where it is stable. Goodput is not checked: our runs are far shorter than the paper's (see
     docs/protocols/sird.md), which caps max goodput at high load. The quick variant checks only SIRD's
     p99 of WKa and WKb: its runs are too short for WKc at 50% load to settle (unstable), and with two
     loads its max queuing covers fewer stable loads than the paper's."""
@@ -133,7 +133,7 @@ def _checks():
                   _cell("queue_mb", "sird", wk, cfg), relative=True, full_only=True),
         ]
         if cfg == "balanced":
-            for p, name in (("dctcp", "DCTCP"), ("swift", "Swift"), ("homa", "Homa")):
+            for p, name in (("dctcp", "DCTCP"), ("swift", "Swift"), ("homa", "Homa"), ("dcpim", "dcPIM")):
                 checks.append(Check(f"{name} p99 slowdown @50%, {wk} {cfg}", sc.paper_value("p99", p, wk, cfg), 0.4,
                                     _cell("p99", p, wk, cfg), relative=True, full_only=True))
     # ExpressPass (issue 15): near-zero ToR queuing and a long tail where it is stable (WKb).

@@ -47,6 +47,11 @@ impl<'a> TransportEnv<'a> {
         self.net.base_rtt(a, b, self.framing.mtu_bytes, self.framing.control_bytes)
     }
 
+    /// Round trip of a control packet each way between two hosts, no queueing (dcPIM's round length).
+    pub fn control_rtt(&self, a: HostId, b: HostId) -> Time {
+        self.net.base_rtt(a, b, self.framing.control_bytes, self.framing.control_bytes)
+    }
+
     /// Bandwidth-delay product of `a`'s NIC rate and the base RTT to `b`, in bytes (at least 1).
     pub fn bdp_bytes(&self, a: HostId, b: HostId) -> u64 {
         self.nic_rate(a).bytes_in(self.base_rtt(a, b)).max(1)

@@ -18,6 +18,7 @@
 pub mod conformance;
 pub mod conns;
 pub mod dart;
+pub mod dcpim;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_rate;

@@ -5,7 +5,7 @@
 use super::rate::RateTransport;
 use super::window::WindowTransport;
 use super::{
-    dart, dcqcn, dctcp, dctcp_rate, dx, expresspass, homa, hpcc, hull, ndp, newreno, rcp, sird, swift, timely,
+    dart, dcpim, dcqcn, dctcp, dctcp_rate, dx, expresspass, homa, hpcc, hull, ndp, newreno, rcp, sird, swift, timely,
 };
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
@@ -138,6 +138,7 @@ registry! {
     Dart => RateTransport<dart::Dart, dart::dasr::Dasr>,
     ExpressPass => expresspass::Xpass,
     Homa => homa::Homa,
+    Dcpim => dcpim::Dcpim,
 }
 
 impl TransportConfig {
