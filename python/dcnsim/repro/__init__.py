@@ -7,6 +7,7 @@ from typing import List
 
 from . import (
     dctcp_k,
+    hpcc_paper,
     ndp_fig4,
     ndp_fig14,
     ndp_fig16,
@@ -23,7 +24,8 @@ from . import (
 from .base import Check, Outcome, Repro, format_checks
 
 REGISTRY: List[Repro] = [m.REPRO for m in (dctcp_k, ndp_fig4, ndp_fig14, ndp_fig16, ndp_fig17, ndp_fig19, ndp_fig21,
-                                           ndp_fig22, sird_table5, sird_fig7, sird_fig9, sird_fig10, rdma_pfc)]
+                                           ndp_fig22, sird_table5, sird_fig7, sird_fig9, sird_fig10, rdma_pfc,
+                                           hpcc_paper)]
 
 
 __all__ = ["REGISTRY", "get", "Repro", "Check", "Outcome", "format_checks"]

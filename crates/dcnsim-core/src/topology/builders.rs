@@ -64,12 +64,28 @@ pub fn leaf_spine(
 /// (k/2)^2 core switches; aggregation switch j of every pod links to cores j*k/2 .. (j+1)*k/2.
 /// Each ToR has `over * k/2` hosts. Host h is under ToR h / (over * k/2).
 pub fn fat_tree(k: u32, over: u32, host_rate: Rate, core_rate: Rate, host_delay: Time, core_delay: Time) -> Graph {
+    fat_tree_pods(k, k, over, host_rate, core_rate, host_delay, core_delay)
+}
+
+/// A k-ary fat tree with only `pods` of its k pods built (cores keep (k/2)^2 switches, each using
+/// `pods` of its k ports). The HPCC paper's fabric is k = 8, 5 pods, 16 hosts per ToR: 320 hosts,
+/// 20 ToRs, 20 aggregation and 16 core switches, 160 fabric links (the ns-3 mix/fat.txt).
+pub fn fat_tree_pods(
+    k: u32,
+    pods: u32,
+    over: u32,
+    host_rate: Rate,
+    core_rate: Rate,
+    host_delay: Time,
+    core_delay: Time,
+) -> Graph {
+    debug_assert!(pods >= 1 && pods <= k, "pods {pods} outside [1, {k}]");
     let half = k / 2;
     let per_tor = over * half;
-    let mut g = Graph { hosts: k * half * per_tor, ..Default::default() };
+    let mut g = Graph { hosts: pods * half * per_tor, ..Default::default() };
     let mut tors = Vec::new();
     let mut aggs = Vec::new();
-    for p in 0..k {
+    for p in 0..pods {
         for t in 0..half {
             tors.push(g.add_switch(format!("tor{p}_{t}"), Tier::Edge));
         }
@@ -83,7 +99,7 @@ pub fn fat_tree(k: u32, over: u32, host_rate: Rate, core_rate: Rate, host_delay:
             g.link(t as u32 * per_tor + i, tor, host_rate, host_delay);
         }
     }
-    for p in 0..k {
+    for p in 0..pods {
         for t in 0..half {
             for a in 0..half {
                 g.link(tors[(p * half + t) as usize], aggs[(p * half + a) as usize], core_rate, core_delay);
@@ -128,6 +144,13 @@ mod tests {
             // host links + tor-agg + agg-core
             assert_eq!(g.links.len() as u32, k * k * k / 4 * 3);
         }
+    }
+
+    #[test]
+    fn hpcc_paper_fabric_counts() {
+        // mix/fat.txt of the HPCC ns-3 simulator: 320 hosts, 56 switches, 160 fabric links.
+        let g = fat_tree_pods(8, 5, 4, Rate::from_gbps(100.0), Rate::from_gbps(400.0), 1, 1);
+        assert_eq!((g.hosts, g.switches.len(), g.links.len()), (320, 56, 320 + 160));
     }
 
     #[test]

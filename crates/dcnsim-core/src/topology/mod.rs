@@ -215,6 +215,8 @@ pub enum TopologySpec {
     },
     FatTree {
         k: u32,
+        /// Pods built (k for the full tree).
+        pods: u32,
         oversubscription: u32,
         host_rate_gbps: f64,
         core_rate_gbps: f64,
@@ -341,9 +343,12 @@ impl TopologySpec {
                     "[fat_tree] hosts per ToR = oversubscription x k/2 (1 = full bisection)",
                 )?;
                 s.ensure((1..=64).contains(&over), "oversubscription", "must be an integer in [1, 64]")?;
+                let pods = s.u64_or("pods", k, "count", "[fat_tree] pods built, 1..k (default k; cores keep (k/2)^2)")?;
+                s.ensure((1..=k).contains(&pods), "pods", format!("must be in [1, k = {k}], got {pods}"))?;
                 let host_rate_gbps = rate(s, "host_rate_gbps", host_rate_doc)?;
                 TopologySpec::FatTree {
                     k: k as u32,
+                    pods: pods as u32,
                     oversubscription: over as u32,
                     host_rate_gbps,
                     core_rate_gbps: if s.has("core_rate_gbps") || s.is_describe() {
@@ -365,9 +370,9 @@ impl TopologySpec {
             TopologySpec::SingleSwitch { hosts, .. } => hosts as u64,
             TopologySpec::Dumbbell { hosts_per_side, .. } => 2 * hosts_per_side as u64,
             TopologySpec::LeafSpine { racks, hosts_per_rack, .. } => racks as u64 * hosts_per_rack as u64,
-            TopologySpec::FatTree { k, oversubscription, .. } => {
+            TopologySpec::FatTree { k, pods, oversubscription, .. } => {
                 let k = k as u64;
-                k * k / 2 * (k / 2) * oversubscription as u64
+                pods as u64 * (k / 2) * (k / 2) * oversubscription as u64
             }
             TopologySpec::Ring { switches, hosts_per_switch, .. } => switches as u64 * hosts_per_switch as u64,
         }
@@ -421,13 +426,15 @@ impl TopologySpec {
             ),
             TopologySpec::FatTree {
                 k,
+                pods,
                 oversubscription,
                 host_rate_gbps,
                 core_rate_gbps,
                 host_delay_us,
                 core_delay_us,
-            } => builders::fat_tree(
+            } => builders::fat_tree_pods(
                 k,
+                pods,
                 oversubscription,
                 Rate::from_gbps(host_rate_gbps),
                 Rate::from_gbps(core_rate_gbps),
