@@ -343,7 +343,8 @@ impl TopologySpec {
                     "[fat_tree] hosts per ToR = oversubscription x k/2 (1 = full bisection)",
                 )?;
                 s.ensure((1..=64).contains(&over), "oversubscription", "must be an integer in [1, 64]")?;
-                let pods = s.u64_or("pods", k, "count", "[fat_tree] pods built, 1..k (default k; cores keep (k/2)^2)")?;
+                let pods =
+                    s.u64_or("pods", k, "count", "[fat_tree] pods built, 1..k (default k; cores keep (k/2)^2)")?;
                 s.ensure((1..=k).contains(&pods), "pods", format!("must be in [1, k = {k}], got {pods}"))?;
                 let host_rate_gbps = rate(s, "host_rate_gbps", host_rate_doc)?;
                 TopologySpec::FatTree {
