@@ -15,6 +15,7 @@ from . import (
     ndp_fig19,
     ndp_fig21,
     ndp_fig22,
+    rdma_convergence,
     rdma_pfc,
     sird_fig7,
     sird_fig9,
@@ -25,7 +26,7 @@ from .base import Check, Outcome, Repro, format_checks
 
 REGISTRY: List[Repro] = [m.REPRO for m in (dctcp_k, ndp_fig4, ndp_fig14, ndp_fig16, ndp_fig17, ndp_fig19, ndp_fig21,
                                            ndp_fig22, sird_table5, sird_fig7, sird_fig9, sird_fig10, rdma_pfc,
-                                           hpcc_paper)]
+                                           hpcc_paper, rdma_convergence)]
 
 
 __all__ = ["REGISTRY", "get", "Repro", "Check", "Outcome", "format_checks"]

@@ -161,7 +161,8 @@ CHECKS = [
           / short_p99(df, out, "hpcc", "websearch 50%")),
     # Figure 12: near-empty queues: HPCC's largest switch queue a fraction of the smallest other's.
     Check(f"max switch queue, HPCC / smallest other, {CHECK_CELL} (paper: near-empty, well below 1)", 0.0, 0.5,
-          lambda df, out: queue(df, "hpcc", CHECK_CELL) / min(queue(df, p, CHECK_CELL) for p in _others(df, CHECK_CELL))),
+          lambda df, out: queue(df, "hpcc", CHECK_CELL)
+          / min(queue(df, p, CHECK_CELL) for p in _others(df, CHECK_CELL))),
     # Figure 12: under the incast DCQCN and TIMELY trigger PFC; HPCC little.
     Check(f"DCQCN pause frames > 0, {INCAST_CELL} (1 = yes)", 1.0, 0.0,
           lambda df, out: float(pfc(df, out, "dcqcn", INCAST_CELL)["pause_frames_sent"] > 0)),
