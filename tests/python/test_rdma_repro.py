@@ -29,12 +29,15 @@ def test_the_hpcc_paper_fabric_is_the_reference_fat_txt():
     assert r.flows["fct_us"].iloc[0] > 0  # the 6-hop path from host 0 to host 319 works
 
 
-def test_convergence_time_is_when_both_rates_stay_within_the_tolerance():
+def test_convergence_time_is_when_both_rates_stay_within_the_tolerance_of_their_mean():
     from dcnsim.repro import rdma_convergence as c
 
     t = [c.JOIN_US + 2.0 * i for i in range(100)]
-    # Within 10% of 50 from sample 30 on, after an excursion at sample 29.
-    r = [80.0] * 10 + [50.0] * 19 + [60.0] + [52.0] * 70
-    assert c._settled(t, r, 50.0) == (t[29] + c.SAMPLE_US) - c.JOIN_US
-    assert c._settled(t, [50.0] * 100, 50.0) == 0.0
-    assert c._settled(t, [50.0] * 99 + [70.0], 50.0) == float("inf")  # still outside at the end
+    first = [90.0] * 10 + [50.0] * 19 + [58.0] + [51.0] * 70
+    second = [10.0] * 10 + [45.0] * 19 + [42.0] + [49.0] * 70
+    # |58 - 42| / 100 = 0.16 at sample 29 is the last excursion beyond 10%; 50/45 (0.053) is within.
+    assert c._split_settled(t, first, t, second) == (t[29] + c.SAMPLE_US) - c.JOIN_US
+    assert c._split_settled(t, [50.0] * 100, t, [48.0] * 100) == 0.0
+    assert c._split_settled(t, [50.0] * 100, t, [48.0] * 99 + [30.0]) == float("inf")  # still outside at the end
+    # Only common sample times count; before the join nothing counts.
+    assert c._split_settled([0.0] + t, [1.0] + [50.0] * 100, t, [50.0] * 100) == 0.0

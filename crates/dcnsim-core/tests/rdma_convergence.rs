@@ -59,28 +59,31 @@ fn run(protocol: &str, starts: &[f64], duration_us: f64, warmup_us: f64) -> RunO
     )))
 }
 
-/// Time after `join` (us) from which every sample of `series` stays within `tol` (a fraction) of
-/// `target`; None if the last sample is still outside.
-fn settled_after(series: &[(f64, f64)], join: f64, target: f64, tol: f64) -> Option<f64> {
-    let last_bad = series.iter().filter(|(t, _)| *t >= join).rev().find(|(_, r)| (r / target - 1.0).abs() > tol);
-    match last_bad {
+/// Time after `join` (us) from which, at every common sample time, the two rates are within `tol`
+/// of their mean (|a - b| <= tol (a + b)); None if the last common sample is still outside.
+fn split_settled(a: &[(f64, f64)], b: &[(f64, f64)], join: f64, tol: f64) -> Option<f64> {
+    let pairs: Vec<(f64, f64, f64)> = a
+        .iter()
+        .filter(|(t, _)| *t >= join)
+        .filter_map(|&(t, x)| b.iter().find(|(u, _)| *u == t).map(|&(_, y)| (t, x, y)))
+        .collect();
+    let last = pairs.last().expect("common samples after the join").0;
+    match pairs.iter().rev().find(|(_, x, y)| (x - y).abs() > tol * (x + y)) {
         None => Some(0.0),
-        Some(&(t, _)) if t >= series.last().map_or(0.0, |s| s.0) => None,
-        Some(&(t, _)) => Some(t + SAMPLE_US - join),
+        Some(&(t, _, _)) if t >= last => None,
+        Some(&(t, _, _)) => Some(t + SAMPLE_US - join),
     }
 }
 
-/// Two flows, the second joining at `join` us: the time (us) until both stay within 10% of the
-/// fair share of what a lone flow got just before the join.
+/// Two flows, the second joining at `join` us: the time (us) until both rates stay within 10% of
+/// their mean, and the lone flow's mean rate over the 100 us before the join.
 fn two_flow_convergence(protocol: &str, join: f64, end: f64) -> (Option<f64>, f64) {
     let out = run(protocol, &[1.0, join], end, 0.0);
-    let first = rates(&out, 0);
+    let (first, second) = (rates(&out, 0), rates(&out, 1));
     let alone: Vec<f64> = first.iter().filter(|(t, _)| *t > join - 100.0 && *t < join).map(|p| p.1).collect();
     let alone = alone.iter().sum::<f64>() / alone.len() as f64;
-    let fair = alone / 2.0;
-    let times: Vec<Option<f64>> = (0..2).map(|f| settled_after(&rates(&out, f), join, fair, 0.1)).collect();
-    let t = if times.iter().all(Option::is_some) { times.iter().map(|t| t.unwrap()).reduce(f64::max) } else { None };
-    eprintln!("{protocol}: alone {alone:.2} Gb/s; both within 10% of {fair:.2} Gb/s after {times:?} us");
+    let t = split_settled(&first, &second, join, 0.1);
+    eprintln!("{protocol}: alone {alone:.2} Gb/s; both within 10% of their mean after {t:?} us");
     (t, alone)
 }
 
@@ -90,12 +93,14 @@ fn hpcc_converges_within_a_few_rtts_where_dcqcn_and_timely_take_far_longer() {
     let (hpcc, alone) = two_flow_convergence("hpcc", 201.0, 600.0);
     assert!((alone - 95.0).abs() < 1.0, "a lone HPCC flow at {alone} Gb/s (eta x line = 95)");
     let hpcc = hpcc.expect("HPCC converges");
-    assert!(hpcc < 15.0 * 4.3, "HPCC took {hpcc} us (more than 15 RTTs)");
+    // Measured: 19 us, between 4 and 5 RTTs.
+    assert!(hpcc < 8.0 * 4.3, "HPCC took {hpcc} us (more than 8 RTTs)");
     for p in ["dcqcn", "timely"] {
         let (t, _) = two_flow_convergence(p, 201.0, 2000.0);
-        // Not converged within the 1.8 ms after the join (over 400 RTTs) counts as slower.
+        // Measured over a 2 ms run: DCQCN 1539 us, TIMELY 1345 us (70-80x HPCC; their rates keep
+        // making excursions later, see the rdma-convergence reproduction). Not at all counts as slower.
         let t = t.unwrap_or(f64::INFINITY);
-        assert!(t > 5.0 * hpcc, "{p} converged in {t} us, HPCC in {hpcc} us");
+        assert!(t > 20.0 * hpcc, "{p} converged in {t} us, HPCC in {hpcc} us");
     }
 }
 
