@@ -44,6 +44,49 @@ DCPIM_PAPER_BDP = 49 * 1500
 NDP_PAPER_NET = {"mtu_bytes": 9000, "header_bytes": 64, "control_bytes": 64}
 
 
+# The HPCC authors' ns-3 (mix/config.txt, run.py): 1000 B payloads (64 B of headers here), a 32 MB
+# shared buffer per switch with PFC, RED marking at egress dequeue scaled with the port rate
+# (Kmin/Kmax = 100/400 KB x rate/25G, Pmax 0.2: 400/1600 KB at 100 Gb/s host ports, 1600/6400 KB at
+# 400 Gb/s fabric ports), ACKs in a strict high-priority class for DCQCN and TIMELY (ACK_HIGH_PRIO 1)
+# and in the data class otherwise. The transports' own defaults are run.py's at 100 Gb/s.
+HPCC_PAPER_NET = {"mtu_bytes": 1064, "header_bytes": 64, "control_bytes": 64}
+HPCC_PAPER_BUFFER = 32_000_000
+
+
+def _red(kmin_at_25g: int, kmax_at_25g: int, pmax: float, gbps: float) -> dict:
+    scale = gbps / 25.0
+    return {"ecn": "red", "ecn_at": "dequeue", "red_min_bytes": int(kmin_at_25g * scale),
+            "red_max_bytes": int(kmax_at_25g * scale), "red_pmax": pmax}
+
+
+def _step(k_at_10g: int, gbps: float) -> dict:
+    return {"ecn": "step", "ecn_at": "dequeue", "ecn_k_bytes": int(k_at_10g * gbps / 10.0)}
+
+
+def _hpcc_paper_queue(marking, high_priority_acks: bool, host_gbps: float = 100.0, fabric_gbps: float = 400.0) -> dict:
+    q = {**marking(host_gbps), "fabric": marking(fabric_gbps)}
+    if high_priority_acks:
+        q["priorities"] = 2
+        q["fabric"]["priorities"] = 2
+    return q
+
+
+def _hpcc_paper_switch(high_priority_acks: bool, int_: bool = False) -> dict:
+    sw = {"buffer_bytes": HPCC_PAPER_BUFFER, "pfc": True}
+    if high_priority_acks:
+        sw["pfc_classes"] = [1]  # the reference pauses data queues only (queue 0 is never paused)
+    if int_:
+        sw["int"] = True
+    return sw
+
+
+def _rdma_transport(protocol: str, high_priority_acks: bool, **keys) -> dict:
+    t = {"protocol": protocol, **keys}
+    if high_priority_acks:
+        t.update(data_priority=1, control_priority=0)
+    return t
+
+
 @dataclass(frozen=True)
 class Setup:
     name: str
@@ -163,6 +206,41 @@ _SETUPS = [
               "queue": {"priorities": 8},
               "routing": {"load_balancing": "spray"},
               "net": dict(SIRD_PAPER_NET),
+          }),
+    Setup("dcqcn-hpcc-paper", "DCQCN as the HPCC paper (SIGCOMM'19) runs it at 100 Gb/s (the authors' ns-3 "
+          "run.py --cc dcqcn, Mellanox's tuning): alpha update 1 us, rate decrease check 4 us, increase timer "
+          "300 us, g 1/256, F 1, AI/HAI 20/200 Mb/s, min rate 1 Gb/s; RED at dequeue 400/1600 KB (host ports), "
+          "1600/6400 KB (400G ports), Pmax 0.2; 32 MB PFC buffers; ACKs high priority; 1000 B payloads", {
+              "transport": _rdma_transport("dcqcn", True, alpha_update_interval_us=1.0, rate_decrease_interval_us=4.0,
+                                           rate_increase_interval_us=300.0, g=1.0 / 256, fast_recovery_steps=1,
+                                           ai_rate_gbps=0.02, hai_rate_gbps=0.2, min_rate_gbps=1.0),
+              "queue": _hpcc_paper_queue(lambda g: _red(100_000, 400_000, 0.2, g), True),
+              "switch": _hpcc_paper_switch(True),
+              "net": dict(HPCC_PAPER_NET),
+          }),
+    Setup("timely-hpcc-paper", "TIMELY as the HPCC paper runs it (ns-3 run.py --cc timely): T_low 50 us, T_high "
+          "500 us, beta 0.8, AI 100 Mb/s at 100 Gb/s, HAI after 5; the same marking, buffers, high-priority ACKs "
+          "and 1000 B payloads as dcqcn-hpcc-paper (TIMELY ignores ECN)", {
+              "transport": _rdma_transport("timely", True),
+              "queue": _hpcc_paper_queue(lambda g: _red(100_000, 400_000, 0.2, g), True),
+              "switch": _hpcc_paper_switch(True),
+              "net": dict(HPCC_PAPER_NET),
+          }),
+    Setup("hpcc-paper", "HPCC as the HPCC paper runs it (ns-3 run.py --cc hp): eta 0.95, maxStage 0, AI 40 Mb/s at "
+          "100 Gb/s, window = max BDP x rate / line; INT at every switch egress; 32 MB PFC buffers; ACKs in the "
+          "data class; 1000 B payloads", {
+              "transport": _rdma_transport("hpcc", False),
+              "queue": {},
+              "switch": _hpcc_paper_switch(False, int_=True),
+              "net": dict(HPCC_PAPER_NET),
+          }),
+    Setup("dctcp-rate-hpcc-paper", "DCTCP as the HPCC paper's ns-3 runs it (run.py --cc dctcp, a NIC rate "
+          "controller): g 1/16, +615 Mb/s per window, BDP window; step marking at dequeue at 30 KB x rate/10G "
+          "(300 KB at 100 Gb/s, 1200 KB at 400 Gb/s); 32 MB PFC buffers; ACKs in the data class; 1000 B payloads", {
+              "transport": _rdma_transport("dctcp_rate", False),
+              "queue": _hpcc_paper_queue(lambda g: _step(30_000, g), False),
+              "switch": _hpcc_paper_switch(False),
+              "net": dict(HPCC_PAPER_NET),
           }),
 ]
 

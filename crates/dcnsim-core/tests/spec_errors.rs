@@ -225,6 +225,19 @@ fn malformed_specs_name_the_field() {
             "topology.k",
             "even",
         ),
+        (
+            "more pods than k",
+            Box::new(|t: &mut toml::Table| {
+                let mut topo = toml::Table::new();
+                topo.insert("kind".into(), s("fat_tree"));
+                topo.insert("k".into(), V::Integer(8));
+                topo.insert("pods".into(), V::Integer(9));
+                topo.insert("host_rate_gbps".into(), V::Float(10.0));
+                t.insert("topology".into(), V::Table(topo));
+            }),
+            "topology.pods",
+            "must be in [1, k = 8]",
+        ),
     ];
     let failures = spec_error_mismatches(cases.iter().map(|(what, edit, field, fragment)| {
         (what.to_string(), with(edit.as_ref()), field.to_string(), fragment.to_string())

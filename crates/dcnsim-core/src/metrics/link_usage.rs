@@ -7,15 +7,15 @@ use crate::net::pipeline::pfc::is_mac_frame;
 use crate::net::Network;
 
 /// Per port: bytes of the packet being serialized at `t` that go out after `t` (pro-rated; 0 when
-/// the port is not serializing). The last packet put on a link is the only one that can be.
+/// the port is not serializing). The last packet put on a link is the only one that can be. PFC
+/// frames are not pooled packets and not counted in `tx_bytes`: they are skipped (a frame queued
+/// behind the packet on the wire is the link's last entry while that packet is still going out).
 pub fn unsent_after(net: &Network, t: Time) -> Vec<f64> {
     net.ports
         .iter()
         .map(|p| {
-            let Some((arrival, pkt)) = p.pipe_tail() else { return 0.0 };
-            if is_mac_frame(pkt) {
-                return 0.0; // a PFC frame is not a pooled packet (its id is a tag)
-            }
+            let last = p.pipe_entries().rev().find(|&(_, id)| !is_mac_frame(id));
+            let Some((arrival, pkt)) = last else { return 0.0 };
             let size = net.pool.get(pkt).size;
             let end = arrival - p.delay;
             let tx = p.rate.tx_time(size);

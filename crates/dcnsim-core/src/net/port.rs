@@ -334,6 +334,11 @@ impl Port {
         usize::from(self.pipe_head.is_some()) + self.pipe_rest.len()
     }
 
+    /// What is on the link with arrival times, nearest the far end first (PFC frames included).
+    pub fn pipe_entries(&self) -> impl DoubleEndedIterator<Item = (Time, PacketId)> + '_ {
+        self.pipe_head.iter().chain(self.pipe_rest.iter()).copied()
+    }
+
     /// What is on the link, nearest the far end first.
     pub fn pipe_packets(&self) -> impl Iterator<Item = PacketId> + '_ {
         self.pipe_head.iter().chain(self.pipe_rest.iter()).map(|&(_, p)| p)

@@ -67,8 +67,9 @@ pub fn fat_tree(k: u32, over: u32, host_rate: Rate, core_rate: Rate, host_delay:
     fat_tree_pods(k, k, over, host_rate, core_rate, host_delay, core_delay)
 }
 
-/// As [`fat_tree`] with only `pods` (at most k) of the k pods built: every core keeps one link per
-/// pod built (HPCC's and PB-FS's 320-host fabric: k = 8, 5 pods, 16 hosts per ToR).
+/// A k-ary fat tree with only `pods` of its k pods built (cores keep (k/2)^2 switches, each using
+/// `pods` of its k ports). The HPCC paper's fabric is k = 8, 5 pods, 16 hosts per ToR: 320 hosts,
+/// 20 ToRs, 20 aggregation and 16 core switches, 160 fabric links (the ns-3 mix/fat.txt).
 pub fn fat_tree_pods(
     k: u32,
     pods: u32,
@@ -78,7 +79,7 @@ pub fn fat_tree_pods(
     host_delay: Time,
     core_delay: Time,
 ) -> Graph {
-    debug_assert!(pods >= 1 && pods <= k);
+    debug_assert!(pods >= 1 && pods <= k, "pods {pods} outside [1, {k}]");
     let half = k / 2;
     let per_tor = over * half;
     let mut g = Graph { hosts: pods * half * per_tor, ..Default::default() };
@@ -152,6 +153,13 @@ mod tests {
         assert_eq!((g.hosts, count(Tier::Edge), count(Tier::Aggregation), count(Tier::Core)), (320, 20, 20, 16));
         // host links + 4 uplinks per ToR + 4 uplinks per aggregation switch
         assert_eq!(g.links.len(), 320 + 80 + 80);
+    }
+
+    #[test]
+    fn hpcc_paper_fabric_counts() {
+        // mix/fat.txt of the HPCC ns-3 simulator: 320 hosts, 56 switches, 160 fabric links.
+        let g = fat_tree_pods(8, 5, 4, Rate::from_gbps(100.0), Rate::from_gbps(400.0), 1, 1);
+        assert_eq!((g.hosts, g.switches.len(), g.links.len()), (320, 56, 320 + 160));
     }
 
     #[test]
