@@ -27,7 +27,10 @@
 //!   (nothing ACKed or NACKed but not yet pulled, and the first window is used up) or if recent
 //!   feedback was more than a quarter ACKs (a bad path, not an incast); otherwise it waits for a pull
 //! - RTO for true losses: floor `min_rto_us`, SRTT/RTTVAR from ACK time stamps (RFC 6298, the
-//!   shared [`RttEstimator`]), doubled per timeout up to 1 s
+//!   shared [`RttEstimator`]), doubled per timeout up to 1 s; the deadline (oldest packet out plus
+//!   the RTO) follows the RTO down as samples arrive, as htsim recomputes it per ACK. NACKed and
+//!   returned packets wait for pulls and never time out while pulls or feedback still arrive
+//!   (htsim never times them out); after an RTO of silence one is resent (its pulls were lost)
 //!
 //! Not modelled: the connection-establishment state machine and time-wait (flows are known to both
 //! ends from their first packet), NIC/host processing delays, receiver-side congestion control for
@@ -155,7 +158,7 @@ impl Ndp {
             src,
             dst,
             layout,
-            tx: Sender::new(first_window, paths, rtt),
+            tx: Sender::new(first_window, paths, rtt, ctx.now()),
             rx: Receiver::new(priority),
             retired: false,
         };

@@ -53,11 +53,16 @@ pub(super) struct Sender {
     paths: PathScoreboard,
     history: FeedbackHistory,
     rtt: RttEstimator,
-    rto_armed: bool,
+    /// When the pending RTO timer counts; a timer firing at any other time is stale (the deadline
+    /// moved earlier when the RTO fell, as htsim recomputes it on every ACK).
+    rto_at: Option<Time>,
+    /// Last time a pull or feedback arrived: queued retransmissions are only rescued by the timer
+    /// when nothing has come for an RTO (their pulls were lost), never while pulls still arrive.
+    last_heard: Time,
 }
 
 impl Sender {
-    pub(super) fn new(first_window: u64, paths: PathScoreboard, rtt: RttEstimator) -> Sender {
+    pub(super) fn new(first_window: u64, paths: PathScoreboard, rtt: RttEstimator, now: Time) -> Sender {
         Sender {
             next_new: 0,
             base: 0,
@@ -72,7 +77,8 @@ impl Sender {
             paths,
             history: FeedbackHistory::default(),
             rtt,
-            rto_armed: false,
+            rto_at: None,
+            last_heard: now,
         }
     }
 
@@ -212,7 +218,10 @@ impl Sender {
                 assert!((path as u64) < paths.max(1), "path {path} of {paths}");
             }
         }
-        assert!(self.rto_armed || (queued == 0 && self.in_flight() == 0), "unacknowledged packets without an RTO");
+        assert!(
+            self.rto_at.is_some() || (queued == 0 && self.in_flight() == 0),
+            "unacknowledged packets without an RTO"
+        );
         self.paths.check_invariants();
     }
 }
@@ -245,10 +254,7 @@ impl Ndp {
         c.tx.mark_sent(seq, ctx.now(), path as u16);
         self.counters.data_sent += 1;
         ctx.send(p);
-        if !c.tx.rto_armed {
-            c.tx.rto_armed = true;
-            ctx.set_timer(ctx.now() + c.tx.rtt.rto_ps(), TIMER_RTO, c.id);
-        }
+        self.arm_rto(ctx, slot);
         true
     }
 
@@ -260,9 +266,20 @@ impl Ndp {
         let Some(path) = c.tx.outstanding_path(pkt.seq) else { return };
         c.tx.pull_window += 1;
         c.tx.first_window_left -= 1;
+        c.tx.last_heard = ctx.now();
         if pkt.kind == PacketKind::Ack {
+            let rto_before = c.tx.rtt.rto_ps();
             c.tx.rtt.on_sample(ctx.now().saturating_sub(pkt.ts));
             c.tx.mark_acked(pkt.seq);
+            // The deadline follows the RTO down (htsim recomputes it from the oldest packet out on
+            // every ACK): without this the first timeout waits the initial RTO, 20 ms, long after
+            // samples brought the RTO to its floor.
+            let fall = rto_before.saturating_sub(c.tx.rtt.rto_ps());
+            if let Some(at) = c.tx.rto_at.filter(|_| fall > 0) {
+                let at = at.saturating_sub(fall).max(ctx.now());
+                c.tx.rto_at = Some(at);
+                ctx.set_timer(at, TIMER_RTO, c.id);
+            }
             c.tx.record(path, Feedback::Ack, penalty);
             if c.tx.acked == c.layout.packets() {
                 self.retire(slot);
@@ -299,6 +316,7 @@ impl Ndp {
             return;
         }
         tx.pull_window -= 1;
+        tx.last_heard = ctx.now();
         let n = pull_no.saturating_sub(tx.last_pull);
         tx.last_pull = tx.last_pull.max(pull_no);
         for i in 0..n {
@@ -317,6 +335,7 @@ impl Ndp {
         let tx = &mut self.conns[slot].tx;
         let Some(path) = tx.outstanding_path(pkt.seq) else { return };
         tx.first_window_left -= 1;
+        tx.last_heard = ctx.now();
         tx.requeue(pkt.seq, path);
         tx.record(path, Feedback::Bounce, penalty);
         let no_more_pulls = tx.pull_window <= 0 && tx.first_window_left <= 0;
@@ -330,22 +349,29 @@ impl Ndp {
 
     fn arm_rto(&mut self, ctx: &mut Ctx, slot: u32) {
         let c = &mut self.conns[slot];
-        if !c.tx.rto_armed {
-            c.tx.rto_armed = true;
-            ctx.set_timer(ctx.now() + c.tx.rtt.rto_ps(), TIMER_RTO, c.id);
+        if c.tx.rto_at.is_none() {
+            let at = ctx.now() + c.tx.rtt.rto_ps();
+            c.tx.rto_at = Some(at);
+            ctx.set_timer(at, TIMER_RTO, c.id);
         }
     }
 
-    /// Resends packets outstanding for longer than the RTO (true losses), then re-arms. A queued
-    /// retransmission that no pull has come for within an RTO is also sent (its pulls were lost).
+    /// Resends packets outstanding for longer than the RTO (true losses), then re-arms. Queued
+    /// retransmissions wait for pulls (htsim never times them out); only when neither a pull nor
+    /// feedback has come for an RTO and nothing is out are they presumed orphaned (their pulls were
+    /// lost) and one is sent.
     pub(super) fn on_rto(&mut self, ctx: &mut Ctx, id: u32) {
         let Some(slot) = self.conns.slot(id) else { return }; // a finished flow's stale timer
         let now = ctx.now();
         let tx = &mut self.conns[slot].tx;
-        tx.rto_armed = false;
+        if tx.rto_at != Some(now) {
+            return; // superseded by an earlier deadline
+        }
+        tx.rto_at = None;
         let (expired, oldest) = tx.expire(now, self.cfg.path_penalty);
-        let stalled = expired == 0 && oldest.is_none() && !tx.rtx.is_empty();
-        let resends = if stalled { 1 } else { expired };
+        let queued = !tx.rtx.is_empty();
+        let orphaned = expired == 0 && oldest.is_none() && queued && tx.last_heard + tx.rtt.rto_ps() <= now;
+        let resends = if orphaned { 1 } else { expired };
         if resends > 0 {
             self.counters.timeouts += 1;
             tx.rtt.back_off(from_us(MAX_RTO_US));
@@ -354,13 +380,14 @@ impl Ndp {
             }
         }
         let c = &mut self.conns[slot];
-        if !c.tx.rto_armed {
+        if c.tx.rto_at.is_none() {
+            let rto = c.tx.rtt.rto_ps();
             let at = match oldest {
-                Some(o) => Some((o + c.tx.rtt.rto_ps()).max(now)),
-                None => (!c.tx.rtx.is_empty()).then(|| now + c.tx.rtt.rto_ps()),
+                Some(o) => Some((o + rto).max(now)),
+                None => (!c.tx.rtx.is_empty()).then(|| (c.tx.last_heard + rto).max(now + 1)),
             };
             if let Some(at) = at {
-                c.tx.rto_armed = true;
+                c.tx.rto_at = Some(at);
                 ctx.set_timer(at, TIMER_RTO, c.id);
             }
         }

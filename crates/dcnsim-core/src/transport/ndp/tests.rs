@@ -120,3 +120,34 @@ fn every_flow_completes_under_random_loss() {
         }
     }
 }
+
+#[test]
+fn queued_retransmissions_wait_for_pulls_without_timeouts() {
+    // 15 x 2 MB into one host with a 1 ms RTO: headers are trimmed and returned in the first RTT,
+    // and the queued retransmissions wait their turn at the receiver's round robin while the run
+    // lasts many RTOs. Pulls keep coming, nothing is lost, so no timeout may fire (htsim never
+    // times out a queued retransmission).
+    let flows: Vec<FlowSpec> = (1..16).map(|s| (s, 0, 2_000_000, 0)).collect();
+    let keys = serde_json::json!({"min_rto_us": 1000.0, "initial_rto_us": 1000.0});
+    let mut tb = Testbed::new(&net("ndp"), &flows, make("ndp", keys));
+    tb.run(u64::MAX);
+    tb.assert_all_complete();
+    let counter = |name: &str| tb.proto.counters().iter().find(|c| c.0 == name).unwrap().1;
+    assert!(counter("nacks") + counter("bounces") > 0, "the incast trimmed packets");
+    assert!(tb.flows.records.iter().any(|r| r.end.unwrap() > 20_000_000_000), "the incast lasts 20 RTOs");
+    assert_eq!(counter("timeouts"), 0, "no timeout without a loss");
+}
+
+#[test]
+fn the_timeout_follows_the_rto_down_from_its_initial_value() {
+    // pHost on drop-tail switches: 8 first windows of 8 packets overflow the receiver's 8-packet
+    // queue. The losses are found by the RTO, whose deadline must fall with the first RTT samples
+    // to the 1 ms floor rather than wait out the 20 ms initial RTO.
+    let flows: Vec<FlowSpec> = (1..9).map(|s| (s * 2 - 1, 0, 200_000, 0)).collect();
+    let mut tb = Testbed::new(&net("phost"), &flows, make("phost", serde_json::json!({})));
+    tb.run(u64::MAX);
+    tb.assert_all_complete();
+    assert!(tb.lost == 0 && tb.proto.counters().iter().any(|c| c.0 == "timeouts" && c.1 > 0));
+    let last = tb.flows.records.iter().map(|r| r.end.unwrap()).max().unwrap();
+    assert!(last < 10_000_000_000, "last flow ends at {} us", last / 1_000_000);
+}
