@@ -52,3 +52,23 @@ def done(df, **where):
     if d.empty:
         raise LookupError(f"no finished run with {where}")
     return d
+
+
+def incast_outcome(flows, senders: int, size: int, duration_us: float) -> dict:
+    """An incast's last and first completion and its excess over the optimum, counting flows that
+    had not finished when the run ended: with any unfinished, the last completion is only known to
+    be later than the run's end, so `over` is a lower bound and `unfinished` says how many."""
+    fct = flows["fct_ps"] / 1e6
+    unfinished = int(fct.isna().sum())
+    opt = incast_optimum_us(senders, size)
+    last = duration_us if unfinished else float(fct.max())
+    first = float(fct.min()) if unfinished < len(flows) else float("nan")
+    return {"optimum": opt, "last": last, "first": first, "over": last / opt - 1, "unfinished": unfinished}
+
+
+def incast_cells(o: dict) -> tuple:
+    """Report cells for `incast_outcome`: last, over, first, last/first, unfinished; a last
+    completion beyond the run's end is shown as `>`."""
+    gt = ">" if o["unfinished"] else ""
+    return (f"{gt}{o['last']:.0f}", f"{gt}{100 * o['over']:+.1f}%", f"{o['first']:.0f}",
+            f"{gt}{o['last'] / o['first']:.2f}", o["unfinished"])
