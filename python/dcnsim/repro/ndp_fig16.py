@@ -1,6 +1,8 @@
 """NDP paper Fig. 16: N senders each send 450 KB to one host; last- and first-flow completion
 against the optimum. NDP ~1% over the optimum with the slowest flow <= 20% after the fastest;
-DCTCP ~5% over with a wide spread; pHost about ten times slower than NDP (432-to-1: 1-1.5 s)."""
+DCTCP ~5% over with a wide spread (up to 7x), on large shared-buffer switches as the paper runs it
+(setup "dctcp-shared-ndp-paper"; with 200-packet per-port queues it is +75% at 431 senders); pHost
+about ten times slower than NDP (432-to-1: 1-1.5 s)."""
 
 from ..sweep.spec import SweepSpec
 from .base import Check, Repro
@@ -14,7 +16,7 @@ def build(quick: bool) -> SweepSpec:
     k, ns = (6, [4, 16, 32, 53]) if quick else (12, [1, 10, 50, 100, 200, 300, 431])
     base = ndp_base(k, DURATION_US, 0.0)
     base["workload"] = [{"kind": "incast", "senders": ns[0], "size_bytes": SIZE, "at_us": 1.0, "receiver": 0}]
-    axes = {"setup": ["ndp-paper", "dctcp-ndp-paper", "phost-ndp-paper"], "workload[0].senders": ns}
+    axes = {"setup": ["ndp-paper", "dctcp-shared-ndp-paper", "phost-ndp-paper"], "workload[0].senders": ns}
     return SweepSpec(base=base, axes=axes, name="ndp-fig16")
 
 
@@ -42,6 +44,8 @@ def _largest_n_over_ndp(df, out, protocol):
 CHECKS = [
     Check("NDP last completion over the optimum (worst N)", 0.01, 0.04,
           lambda df, out: _worst_over_optimum(df, out, "ndp")),
+    Check("DCTCP last completion over the optimum, largest N", 0.05, 0.03,
+          lambda df, out: _outcome(out, done(df, protocol="dctcp").sort_values("workload[0].senders").iloc[-1])["over"]),
     # The paper: pHost's 432-to-1 incast takes 1-1.5 s against NDP's 140 ms. Ours is much slower
     # (docs/protocols/ndp.md says why); the check records the gap rather than hiding it.
     Check("pHost / NDP last completion at the largest N", 8.9, 0.5, lambda df, out: _largest_n_over_ndp(df, out, "phost"),
