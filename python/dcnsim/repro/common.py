@@ -29,6 +29,14 @@ def phost_base(k: int, duration_us: float, warmup_us: float) -> dict:
     return paper_base("phost-ndp-paper", k, duration_us, warmup_us)
 
 
+def ndp_packets(n: int) -> int:
+    """Bytes of `n` full NDP-paper packets of payload. The paper (and htsim) count flow sizes in
+    whole 9 KB packets ("270,000 bytes (30 packets)"); sending 270,000 payload bytes in 8,936 B
+    packets would add a short 31st packet that still costs its flow a full pull slot (+2.5% on an
+    incast of such flows)."""
+    return n * (NDP_PAPER_NET["mtu_bytes"] - NDP_PAPER_NET["header_bytes"])
+
+
 def table(rows, header) -> str:
     w = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     fmt = "  ".join(f"{{:<{n}}}" for n in w)

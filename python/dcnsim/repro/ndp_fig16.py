@@ -6,9 +6,9 @@ about ten times slower than NDP (432-to-1: 1-1.5 s)."""
 
 from ..sweep.spec import SweepSpec
 from .base import Check, Repro
-from .common import done, incast_cells, incast_outcome, ndp_base, table
+from .common import done, incast_cells, incast_outcome, ndp_base, ndp_packets, table
 
-SIZE = 450_000
+SIZE = ndp_packets(50)  # the paper's 450 KB
 DURATION_US = 5_000_000.0
 
 
