@@ -6,7 +6,8 @@ import pytest
 import dcnsim
 from dcnsim import repro
 
-NDP_REPROS = ["ndp-fig4", "ndp-fig14", "ndp-fig16", "ndp-fig17", "ndp-fig19", "ndp-fig20", "ndp-fig21", "ndp-fig22"]
+NDP_REPROS = ["ndp-fig4", "ndp-fig14", "ndp-fig15", "ndp-fig16", "ndp-fig17", "ndp-fig19", "ndp-fig20", "ndp-fig21",
+              "ndp-fig22"]
 
 
 @pytest.mark.parametrize("name", NDP_REPROS)

@@ -9,6 +9,7 @@ from . import (
     dctcp_k,
     ndp_fig4,
     ndp_fig14,
+    ndp_fig15,
     ndp_fig16,
     ndp_fig17,
     ndp_fig19,
@@ -23,8 +24,9 @@ from . import (
 )
 from .base import Check, Outcome, Repro, format_checks
 
-REGISTRY: List[Repro] = [m.REPRO for m in (dctcp_k, ndp_fig4, ndp_fig14, ndp_fig16, ndp_fig17, ndp_fig19, ndp_fig20, ndp_fig21,
-                                           ndp_fig22, sird_table5, sird_fig7, sird_fig9, sird_fig10, rdma_pfc)]
+REGISTRY: List[Repro] = [m.REPRO for m in (dctcp_k, ndp_fig4, ndp_fig14, ndp_fig15, ndp_fig16, ndp_fig17, ndp_fig19,
+                                           ndp_fig20, ndp_fig21, ndp_fig22, sird_table5, sird_fig7, sird_fig9,
+                                           sird_fig10, rdma_pfc)]
 
 
 __all__ = ["REGISTRY", "get", "Repro", "Check", "Outcome", "format_checks"]

@@ -27,7 +27,8 @@ def _over_optimum(df, out, size):
 
 # Flows of whole 9 KB packets as in the paper: +1.0% with 100 senders (flows of 135,000 payload bytes,
 # a short 16th packet each, ended +6.7% over).
-CHECKS = [Check("last packet over the optimum, 135 KB", 0.02, 0.02, lambda df, out: _over_optimum(df, out, ndp_packets(15)))]
+CHECKS = [Check("last packet over the optimum, 135 KB", 0.02, 0.02,
+                lambda df, out: _over_optimum(df, out, ndp_packets(15)))]
 
 
 def report(df, out: str) -> str:
@@ -50,8 +51,8 @@ def report(df, out: str) -> str:
                      f"{t['retransmitted_packets'] / sent:.2f}", t["timeouts"]))
     return ("NDP Fig. 4, incast of N flows "
             "(paper, 100 x 135 KB: last packet 2% after the optimum, 25% of headers returned)\n"
-            + table(rows, ["size", "senders", "optimum us", "last us", "over", "unfinished", "NACKs", "returns", "returned",
-                           "retx/pkt", "RTOs"]))
+            + table(rows, ["size", "senders", "optimum us", "last us", "over", "unfinished", "NACKs", "returns",
+                           "returned", "retx/pkt", "RTOs"]))
 
 
 REPRO = Repro("ndp-fig4", "NDP incast: completion vs optimum, NACKs vs return-to-sender", "NDP SIGCOMM'17 Fig. 4",
