@@ -7,7 +7,7 @@ import dcnsim
 from dcnsim import repro
 
 NDP_REPROS = ["ndp-fig4", "ndp-fig14", "ndp-fig15", "ndp-fig16", "ndp-fig17", "ndp-fig19", "ndp-fig20", "ndp-fig21",
-              "ndp-fig22"]
+              "ndp-fig22", "ndp-prio"]
 
 
 @pytest.mark.parametrize("name", NDP_REPROS)
@@ -38,3 +38,12 @@ def test_incast_flows_are_whole_ndp_paper_packets():
         for _, spec in repro.get(name).build(True).runs():
             size = dcnsim.resolve(spec)["workload"][0]["size_bytes"]
             assert size % ndp_packets(1) == 0, (name, size)
+
+
+def test_the_preferred_sender_of_ndp_prio_is_one_of_its_incasts_senders():
+    for quick in (True, False):
+        for _, spec in repro.get("ndp-prio").build(quick).runs():
+            r = dcnsim.resolve(spec)
+            senders = {f[0] for f in r["workload"][0]["flows"]}
+            assert len(senders) == len(r["workload"][0]["flows"])
+            assert r["transport"]["prioritize_senders"] == [r["workload"][0]["flows"][0][0]]

@@ -16,6 +16,7 @@ from . import (
     ndp_fig20,
     ndp_fig21,
     ndp_fig22,
+    ndp_prio,
     rdma_pfc,
     sird_fig7,
     sird_fig9,
@@ -25,7 +26,7 @@ from . import (
 from .base import Check, Outcome, Repro, format_checks
 
 REGISTRY: List[Repro] = [m.REPRO for m in (dctcp_k, ndp_fig4, ndp_fig14, ndp_fig15, ndp_fig16, ndp_fig17, ndp_fig19,
-                                           ndp_fig20, ndp_fig21, ndp_fig22, sird_table5, sird_fig7, sird_fig9,
+                                           ndp_fig20, ndp_fig21, ndp_fig22, ndp_prio, sird_table5, sird_fig7, sird_fig9,
                                            sird_fig10, rdma_pfc)]
 
 
