@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// Cap of the backed-off RTO.
-const MAX_RTO_US: f64 = 1e6;
+pub(super) const MAX_RTO_US: f64 = 1e6;
 
 /// A sent packet's state until it is ACKed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -52,13 +52,15 @@ pub(super) struct Sender {
     first_window: u64,
     paths: PathScoreboard,
     history: FeedbackHistory,
-    rtt: RttEstimator,
+    pub(super) rtt: RttEstimator,
     /// When the pending RTO timer counts; a timer firing at any other time is stale (the deadline
     /// moved earlier when the RTO fell, as htsim recomputes it on every ACK).
-    rto_at: Option<Time>,
+    pub(super) rto_at: Option<Time>,
     /// Last time a pull or feedback arrived: queued retransmissions are only rescued by the timer
     /// when nothing has come for an RTO (their pulls were lost), never while pulls still arrive.
     last_heard: Time,
+    /// Something (feedback or a pHost token) has come from the receiver.
+    heard_from_receiver: bool,
 }
 
 impl Sender {
@@ -79,6 +81,7 @@ impl Sender {
             rtt,
             rto_at: None,
             last_heard: now,
+            heard_from_receiver: false,
         }
     }
 
@@ -105,7 +108,7 @@ impl Sender {
     }
 
     /// The path of packet `seq` if it is out (feedback for anything else is stale or stray).
-    fn outstanding_path(&self, seq: u64) -> Option<u16> {
+    pub(super) fn outstanding_path(&self, seq: u64) -> Option<u16> {
         let i = seq.checked_sub(self.base)?;
         match self.window.get(i as usize) {
             Some(&Sent::Out { path, .. }) => Some(path),
@@ -152,6 +155,16 @@ impl Sender {
         (expired, oldest)
     }
 
+    /// Feedback or a token arrived.
+    pub(super) fn heard(&mut self, now: Time) {
+        self.last_heard = now;
+        self.heard_from_receiver = true;
+    }
+
+    pub(super) fn has_heard(&self) -> bool {
+        self.heard_from_receiver
+    }
+
     /// Distinct packets sent so far.
     pub(super) fn sent(&self) -> u64 {
         self.next_new
@@ -179,7 +192,7 @@ impl Sender {
     /// Counts agree with the window, the retransmission queue holds exactly the queued packets,
     /// the pull bookkeeping is within what feedback allows, and a timer watches whatever is
     /// unacknowledged. `pulls_issued` is the receiver's pull count.
-    pub(super) fn check_invariants(&self, packets: u64, pulls_issued: u64) {
+    pub(super) fn check_invariants(&self, packets: u64, pulls_issued: u64, receiver_driven: bool) {
         assert!(self.acked <= self.next_new && self.next_new <= packets, "acked {} sent {}", self.acked, self.next_new);
         assert_eq!(self.window.len() as u64, self.next_new - self.base, "window spans base..next_new");
         assert!(self.window.front() != Some(&Sent::Acked), "ACKed packets leave the window front");
@@ -219,7 +232,7 @@ impl Sender {
             }
         }
         assert!(
-            self.rto_at.is_some() || (queued == 0 && self.in_flight() == 0),
+            self.rto_at.is_some() || (queued == 0 && self.in_flight() == 0) || (receiver_driven && self.has_heard()),
             "unacknowledged packets without an RTO"
         );
         self.paths.check_invariants();
@@ -232,6 +245,13 @@ impl Ndp {
     pub(super) fn send_one(&mut self, ctx: &mut Ctx, slot: u32, syn: bool) -> bool {
         let c = &mut self.conns[slot];
         let Some((seq, last_path)) = c.tx.take_next(c.layout.packets()) else { return false };
+        self.emit(ctx, slot, seq, last_path, syn);
+        true
+    }
+
+    /// Sends packet `seq` (a retransmission if it has a last path) on the next path.
+    pub(super) fn emit(&mut self, ctx: &mut Ctx, slot: u32, seq: u64, last_path: Option<u16>, syn: bool) {
+        let c = &mut self.conns[slot];
         let path = c.tx.paths.next(&mut self.rng, self.cfg.path_penalty, last_path);
         let mut p = Packet::new(PacketKind::Data, c.id, c.src, c.dst, c.layout.wire_bytes(seq));
         p.payload = c.layout.payload(seq);
@@ -255,7 +275,6 @@ impl Ndp {
         self.counters.data_sent += 1;
         ctx.send(p);
         self.arm_rto(ctx, slot);
-        true
     }
 
     /// Sender: an ACK or NACK.
@@ -266,7 +285,7 @@ impl Ndp {
         let Some(path) = c.tx.outstanding_path(pkt.seq) else { return };
         c.tx.pull_window += 1;
         c.tx.first_window_left -= 1;
-        c.tx.last_heard = ctx.now();
+        c.tx.heard(ctx.now());
         if pkt.kind == PacketKind::Ack {
             let rto_before = c.tx.rtt.rto_ps();
             c.tx.rtt.on_sample(ctx.now().saturating_sub(pkt.ts));
@@ -368,6 +387,9 @@ impl Ndp {
             return; // superseded by an earlier deadline
         }
         tx.rto_at = None;
+        if self.cfg.phost {
+            return self.phost_rto(ctx, slot);
+        }
         let (expired, oldest) = tx.expire(now, self.cfg.path_penalty);
         let queued = !tx.rtx.is_empty();
         let orphaned = expired == 0 && oldest.is_none() && queued && tx.last_heard + tx.rtt.rto_ps() <= now;
