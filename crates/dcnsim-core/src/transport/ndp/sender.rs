@@ -155,6 +155,19 @@ impl Sender {
         (expired, oldest)
     }
 
+    /// How long queued retransmissions wait, with nothing out and nothing heard, before one is
+    /// resent: an RTO when no pull is expected; while pulls are expected, at least the RTO cap
+    /// (1 s), as a large incast's receiver may pull each sender only every few tens of ms (8,000
+    /// senders of 9 KB packets: every 58 ms) and only lost pulls warrant the rescue.
+    pub(super) fn orphan_wait(&self) -> Time {
+        let rto = self.rtt.rto_ps();
+        if self.pull_window <= 0 {
+            rto
+        } else {
+            rto.max(from_us(MAX_RTO_US))
+        }
+    }
+
     /// Feedback or a token arrived.
     pub(super) fn heard(&mut self, now: Time) {
         self.last_heard = now;
@@ -376,9 +389,9 @@ impl Ndp {
     }
 
     /// Resends packets outstanding for longer than the RTO (true losses), then re-arms. Queued
-    /// retransmissions wait for pulls (htsim never times them out); only when neither a pull nor
-    /// feedback has come for an RTO and nothing is out are they presumed orphaned (their pulls were
-    /// lost) and one is sent.
+    /// retransmissions wait for pulls (htsim never times them out); only when nothing is out and
+    /// neither a pull nor feedback has come for [`Sender::orphan_wait`] are they presumed orphaned
+    /// (their pulls were lost) and one is sent.
     pub(super) fn on_rto(&mut self, ctx: &mut Ctx, id: u32) {
         let Some(slot) = self.conns.slot(id) else { return }; // a finished flow's stale timer
         let now = ctx.now();
@@ -392,7 +405,7 @@ impl Ndp {
         }
         let (expired, oldest) = tx.expire(now, self.cfg.path_penalty);
         let queued = !tx.rtx.is_empty();
-        let orphaned = expired == 0 && oldest.is_none() && queued && tx.last_heard + tx.rtt.rto_ps() <= now;
+        let orphaned = expired == 0 && oldest.is_none() && queued && tx.last_heard + tx.orphan_wait() <= now;
         let resends = if orphaned { 1 } else { expired };
         if resends > 0 {
             self.counters.timeouts += 1;
@@ -406,7 +419,7 @@ impl Ndp {
             let rto = c.tx.rtt.rto_ps();
             let at = match oldest {
                 Some(o) => Some((o + rto).max(now)),
-                None => (!c.tx.rtx.is_empty()).then(|| (c.tx.last_heard + rto).max(now + 1)),
+                None => (!c.tx.rtx.is_empty()).then(|| (c.tx.last_heard + c.tx.orphan_wait()).max(now + 1)),
             };
             if let Some(at) = at {
                 c.tx.rto_at = Some(at);
