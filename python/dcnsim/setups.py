@@ -109,6 +109,20 @@ _SETUPS = [
               "routing": {"load_balancing": "ecmp"},
               "net": {"mtu_bytes": 9000, "header_bytes": 64},
           }),
+    # Section 6.1 on Fig. 16: "DCTCP uses ECN to get early feedback, as well as large shared buffer
+    # switches to absorb initial bursts". The paper gives no buffer size: 9 MB per switch is a 10 Gb/s
+    # shared-buffer switch of its time (Broadcom Trident+ class), handed out by dynamic thresholds
+    # with alpha = 1 (a lone congested port may take half the free buffer). K = 30 packets as in the
+    # paper; IW 10 and the 200 us RTO floor are not from the paper (DCTCP's defaults here).
+    Setup("dctcp-shared-ndp-paper", "DCTCP on large shared-buffer switches, as the NDP paper runs its incasts "
+          "(Fig. 16): 9 KB packets, 9 MB per switch with dynamic thresholds (alpha = 1), ECN marking at K = 30 "
+          "packets, per-flow ECMP, initial window 10 packets", {
+              "transport": {"protocol": "dctcp", "initial_window_packets": 10},
+              "queue": {"ecn": "step", "ecn_k_packets": 30},
+              "switch": {"buffer_bytes": 9_000_000, "buffer_alpha_shift": 0},
+              "routing": {"load_balancing": "ecmp"},
+              "net": {"mtu_bytes": 9000, "header_bytes": 64},
+          }),
     Setup("phost-ndp-paper", "pHost as the NDP paper's baseline: 9 KB packets, 8-packet drop-tail queues with two "
           "priority classes, per-packet spraying, no trimming", {
               "transport": {"protocol": "phost"},

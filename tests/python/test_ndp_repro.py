@@ -6,7 +6,8 @@ import pytest
 import dcnsim
 from dcnsim import repro
 
-NDP_REPROS = ["ndp-fig4", "ndp-fig14", "ndp-fig16", "ndp-fig17", "ndp-fig19", "ndp-fig21", "ndp-fig22"]
+NDP_REPROS = ["ndp-fig4", "ndp-fig14", "ndp-fig15", "ndp-fig16", "ndp-fig17", "ndp-fig19", "ndp-fig20", "ndp-fig21",
+              "ndp-fig22", "ndp-prio"]
 
 
 @pytest.mark.parametrize("name", NDP_REPROS)
@@ -27,3 +28,22 @@ def test_fig22_slows_one_direction_and_compares_penalties_at_the_papers_window()
            for s in runs if s["transport"]["protocol"] == "ndp"]
     assert sorted(ndp) == [(15, False), (15, True), (23, False), (23, True)]
     assert all(s["measure"]["warmup_us"] == 100000.0 and s["duration_us"] == 200000.0 for s in runs)
+
+
+def test_incast_flows_are_whole_ndp_paper_packets():
+    # The paper counts sizes in 9 KB packets; a short last packet costs a full pull slot.
+    from dcnsim.repro.common import ndp_packets
+
+    for name in ["ndp-fig4", "ndp-fig16", "ndp-fig20"]:
+        for _, spec in repro.get(name).build(True).runs():
+            size = dcnsim.resolve(spec)["workload"][0]["size_bytes"]
+            assert size % ndp_packets(1) == 0, (name, size)
+
+
+def test_the_preferred_sender_of_ndp_prio_is_one_of_its_incasts_senders():
+    for quick in (True, False):
+        for _, spec in repro.get("ndp-prio").build(quick).runs():
+            r = dcnsim.resolve(spec)
+            senders = {f[0] for f in r["workload"][0]["flows"]}
+            assert len(senders) == len(r["workload"][0]["flows"])
+            assert r["transport"]["prioritize_senders"] == [r["workload"][0]["flows"][0][0]]

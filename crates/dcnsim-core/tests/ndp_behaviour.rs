@@ -139,9 +139,11 @@ fn phost_spec(k: u32, workload: &str, duration_us: f64, warmup_us: f64) -> serde
 }
 
 #[test]
-fn without_trimming_phost_loses_throughput_and_incasts_stall_on_timeouts() {
+fn without_trimming_phost_loses_permutation_throughput_but_its_tokens_recover_incast_drops() {
     // NDP paper section 6.2: pHost on 8-packet drop-tail queues reaches ~70% on a permutation
-    // (NDP ~95%) and takes about ten times longer on a large incast.
+    // (NDP ~95%). Its incast, though, is recovered by the receiver re-issuing the tokens of lost
+    // packets (pHost's own design), not by sender timeouts: the 32-to-1 incast ends as NDP's does
+    // (the paper's pHost, built on htsim's TCP, took ~10x longer; docs/protocols/ndp.md).
     let perm = "[[workload]]\nkind = \"permutation\"\nsize_bytes = 100000000000\n";
     let p = run_checked(&phost_spec(6, perm, 10_000.0, 2000.0));
     let n = run_checked(&ndp_spec(6, perm, 10_000.0, 2000.0, ""));
@@ -155,8 +157,9 @@ fn without_trimming_phost_loses_throughput_and_incasts_stall_on_timeouts() {
     let last = |o: &dcnsim_core::scenario::RunOutput| {
         opt_u64s(&o.flows, "fct_ps").iter().map(|f| f.expect("finishes")).max().unwrap()
     };
-    assert!(last(&p) > 3 * last(&n), "pHost {} us vs NDP {} us", last(&p) / 1_000_000, last(&n) / 1_000_000);
-    assert!(counter(&p, "timeouts") > 0, "pHost recovers drops by timeout");
+    assert!(last(&p) < last(&n) * 21 / 20, "pHost {} us vs NDP {} us", last(&p) / 1_000_000, last(&n) / 1_000_000);
+    assert!(p.summary["queues"]["drops"].as_u64().unwrap() > 0, "the incast overflows drop-tail queues");
+    assert!(counter(&p, "reissued_tokens") > 0, "pHost's receiver recovers the drops");
     assert_eq!(p.summary["protocol"], "phost");
 }
 
@@ -247,10 +250,12 @@ fn ndp_and_phost_each_document_their_own_defaults() {
         ("pull_order", "\"fair\"", "\"srpt\""),
         ("pull_rate_fraction", "1", "1"),
         ("min_rto_us", "5000", "1000"),
-        ("initial_rto_us", "20000", "20000"),
+        ("initial_rto_us", "20000", "1000"),
         ("path_penalty", "true", "false"),
     ] {
         assert_eq!((default("ndp", key), default("phost", key)), (ndp.to_string(), phost.to_string()), "{key}");
     }
     assert!(!d.params.iter().any(|p| p.path == "transport.pull_rate"), "the old name is not documented");
+    assert_eq!(default("phost", "token_timeout_us"), "150");
+    assert!(!d.params.iter().any(|p| p.scope == Some("ndp") && p.path == "transport.token_timeout_us"));
 }

@@ -29,6 +29,14 @@ def phost_base(k: int, duration_us: float, warmup_us: float) -> dict:
     return paper_base("phost-ndp-paper", k, duration_us, warmup_us)
 
 
+def ndp_packets(n: int) -> int:
+    """Bytes of `n` full NDP-paper packets of payload. The paper (and htsim) count flow sizes in
+    whole 9 KB packets ("270,000 bytes (30 packets)"); sending 270,000 payload bytes in 8,936 B
+    packets would add a short 31st packet that still costs its flow a full pull slot (+2.5% on an
+    incast of such flows)."""
+    return n * (NDP_PAPER_NET["mtu_bytes"] - NDP_PAPER_NET["header_bytes"])
+
+
 def table(rows, header) -> str:
     w = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     fmt = "  ".join(f"{{:<{n}}}" for n in w)
@@ -52,3 +60,23 @@ def done(df, **where):
     if d.empty:
         raise LookupError(f"no finished run with {where}")
     return d
+
+
+def incast_outcome(flows, senders: int, size: int, duration_us: float) -> dict:
+    """An incast's last and first completion and its excess over the optimum, counting flows that
+    had not finished when the run ended: with any unfinished, the last completion is only known to
+    be later than the run's end, so `over` is a lower bound and `unfinished` says how many."""
+    fct = flows["fct_ps"] / 1e6
+    unfinished = int(fct.isna().sum())
+    opt = incast_optimum_us(senders, size)
+    last = duration_us if unfinished else float(fct.max())
+    first = float(fct.min()) if unfinished < len(flows) else float("nan")
+    return {"optimum": opt, "last": last, "first": first, "over": last / opt - 1, "unfinished": unfinished}
+
+
+def incast_cells(o: dict) -> tuple:
+    """Report cells for `incast_outcome`: last, over, first, last/first, unfinished; a last
+    completion beyond the run's end is shown as `>`."""
+    gt = ">" if o["unfinished"] else ""
+    return (f"{gt}{o['last']:.0f}", f"{gt}{100 * o['over']:+.1f}%", f"{o['first']:.0f}",
+            f"{gt}{o['last'] / o['first']:.2f}", o["unfinished"])

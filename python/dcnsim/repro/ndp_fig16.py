@@ -1,52 +1,66 @@
 """NDP paper Fig. 16: N senders each send 450 KB to one host; last- and first-flow completion
 against the optimum. NDP ~1% over the optimum with the slowest flow <= 20% after the fastest;
-DCTCP ~5% over with a wide spread; pHost about ten times slower than NDP (432-to-1: 1-1.5 s)."""
+DCTCP ~5% over with a wide spread (up to 7x), on large shared-buffer switches as the paper runs it
+(setup "dctcp-shared-ndp-paper"; with 200-packet per-port queues it is +75% at 431 senders); pHost
+about ten times slower than NDP (432-to-1: 1-1.5 s)."""
 
 from ..sweep.spec import SweepSpec
 from .base import Check, Repro
-from .common import done, incast_optimum_us, ndp_base, table
+from .common import done, incast_cells, incast_outcome, ndp_base, ndp_packets, table
 
-SIZE = 450_000
+SIZE = ndp_packets(50)  # the paper's 450 KB
+DURATION_US = 5_000_000.0
 
 
 def build(quick: bool) -> SweepSpec:
     k, ns = (6, [4, 16, 32, 53]) if quick else (12, [1, 10, 50, 100, 200, 300, 431])
-    base = ndp_base(k, 5_000_000.0, 0.0)
+    base = ndp_base(k, DURATION_US, 0.0)
     base["workload"] = [{"kind": "incast", "senders": ns[0], "size_bytes": SIZE, "at_us": 1.0, "receiver": 0}]
-    axes = {"setup": ["ndp-paper", "dctcp-ndp-paper", "phost-ndp-paper"], "workload[0].senders": ns}
+    axes = {"setup": ["ndp-paper", "dctcp-shared-ndp-paper", "phost-ndp-paper"], "workload[0].senders": ns}
     return SweepSpec(base=base, axes=axes, name="ndp-fig16")
 
 
-def _worst_over_optimum(df, out, protocol):
-    """The largest relative excess of the last completion over the optimum, across N (N >= 4)."""
+def _outcome(out, r):
     from ..sweep import load_flows
 
-    worst = 0.0
-    for _, r in done(df, protocol=protocol).iterrows():
-        n = int(r["workload[0].senders"])
-        if n >= 4:
-            worst = max(worst, load_flows(out, r["key"])["fct_ps"].max() / 1e6 / incast_optimum_us(n, SIZE) - 1)
-    return worst
+    return incast_outcome(load_flows(out, r["key"]), int(r["workload[0].senders"]), SIZE, DURATION_US)
 
 
-CHECKS = [Check("NDP last completion over the optimum (worst N)", 0.01, 0.04,
-                lambda df, out: _worst_over_optimum(df, out, "ndp"))]
+def _worst_over_optimum(df, out, protocol):
+    """The largest relative excess of the last completion over the optimum, across N (N >= 4);
+    unfinished flows count as finishing at the run's end (a lower bound)."""
+    rows = [r for _, r in done(df, protocol=protocol).iterrows() if int(r["workload[0].senders"]) >= 4]
+    return max(_outcome(out, r)["over"] for r in rows)
+
+
+def _largest_n(df, out, protocol):
+    """The protocol's incast outcome at the largest N."""
+    return _outcome(out, done(df, protocol=protocol).sort_values("workload[0].senders").iloc[-1])
+
+
+CHECKS = [
+    Check("NDP last completion over the optimum (worst N)", 0.01, 0.04,
+          lambda df, out: _worst_over_optimum(df, out, "ndp")),
+    Check("DCTCP last completion over the optimum, largest N", 0.05, 0.03,
+          lambda df, out: _largest_n(df, out, "dctcp")["over"]),
+    # The paper: pHost's 432-to-1 incast takes 1-1.5 s against NDP's 140 ms. Ours, with pHost's own
+    # receiver-side token re-issue, ends with NDP's (docs/protocols/ndp.md says why they differ);
+    # the check records the gap rather than hiding it.
+    Check("pHost / NDP last completion at the largest N", 8.9, 0.5,
+          lambda df, out: _largest_n(df, out, "phost")["last"] / _largest_n(df, out, "ndp")["last"],
+          relative=True, full_only=True),
+]
 
 
 def report(df, out: str) -> str:
-    from ..sweep import load_flows
-
     rows = []
     for _, r in df[df["status"] == "done"].sort_values(["protocol", "workload[0].senders"]).iterrows():
-        f = load_flows(out, r["key"])
-        n = int(r["workload[0].senders"])
-        last, first = f["fct_ps"].max() / 1e6, f["fct_ps"].min() / 1e6
-        opt = incast_optimum_us(n, SIZE)
-        rows.append((r["protocol"], n, f"{opt:.0f}", f"{last:.0f}", f"{100 * (last / opt - 1):+.1f}%", f"{first:.0f}",
-                     f"{last / first:.2f}"))
-    return ("NDP Fig. 16, N x 450 KB incast "
-            "(paper: NDP ~1% over optimum, spread <= 1.2; DCTCP ~5% over; pHost ~10x NDP)\n"
-            + table(rows, ["protocol", "senders", "optimum us", "last us", "over", "first us", "last/first"]))
+        o = _outcome(out, r)
+        rows.append((r["protocol"], int(r["workload[0].senders"]), f"{o['optimum']:.0f}") + incast_cells(o))
+    return ("NDP Fig. 16, N x 450 KB incast (paper: NDP ~1% over optimum, spread <= 1.2; DCTCP ~5% over; "
+            "pHost 1-1.5 s at 432, ~10x NDP). '>' = flows unfinished at the run's end (lower bound)\n"
+            + table(rows, ["protocol", "senders", "optimum us", "last us", "over", "first us", "last/first",
+                           "unfinished"]))
 
 
 REPRO = Repro("ndp-fig16", "Incast completion vs number of senders: NDP, DCTCP, pHost", "NDP SIGCOMM'17 Fig. 16",

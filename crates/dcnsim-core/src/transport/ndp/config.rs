@@ -27,6 +27,8 @@ pub struct NdpConfig {
     pub return_to_sender_resend: bool,
     pub prioritize_senders: Vec<u32>,
     pub lb: LoadBalancing,
+    /// pHost: a token whose packet has not arrived this long after it is re-issued.
+    pub token_timeout_us: f64,
 }
 
 /// A protocol's defaults and the descriptions that state them.
@@ -70,8 +72,16 @@ const PHOST: Defaults = Defaults {
     ),
     pull_rate_fraction: "[phost] tokens are paced at this fraction of the receiver's link rate \
                          (one token per MTU + control packet time)",
-    min_rto_us: (1000.0, "[phost] floor of the retransmission timeout, pHost's only recovery from drops"),
-    initial_rto_us: (20000.0, "[phost] retransmission timeout before the first RTT sample"),
+    min_rto_us: (
+        1000.0,
+        "[phost] floor of the sender's timeout, which only resends the request while the receiver has not \
+         answered (drops are recovered by the receiver's token timeout)",
+    ),
+    initial_rto_us: (
+        1000.0,
+        "[phost] timeout before the receiver has answered: the sender then sends a request (pHost's RTS), \
+         jittered +-25% and doubled per timeout (not from the papers: the floor, as no RTT sample exists yet)",
+    ),
     path_penalty: (
         false,
         "[phost] leave outlier paths out of use as NDP does (off: pHost sprays blindly); needs source routing",
@@ -101,7 +111,21 @@ impl NdpConfig {
             "protocol",
             "NDP and pHost spray every packet: set routing.load_balancing = \"source\" or \"spray\"",
         )?;
+        let token_timeout_us = if phost {
+            let t = s.f64_or(
+                "token_timeout_us",
+                150.0,
+                "us",
+                "[phost] a token whose packet has not arrived this long after it was sent is issued again (pHost's \
+                 recovery from drops; 150 us is about three loaded RTTs of the 432-host tree, not from the papers)",
+            )?;
+            s.ensure(t > 0.0 && t <= crate::limits::MAX_RTO_US, "token_timeout_us", "must be in (0, 1e7] us")?;
+            t
+        } else {
+            0.0
+        };
         Ok(NdpConfig {
+            token_timeout_us,
             phost,
             initial_window_packets: iw,
             pull_order: if order == "srpt" { PullOrder::Srpt } else { PullOrder::Fair },

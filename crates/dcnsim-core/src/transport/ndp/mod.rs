@@ -27,29 +27,35 @@
 //!   (nothing ACKed or NACKed but not yet pulled, and the first window is used up) or if recent
 //!   feedback was more than a quarter ACKs (a bad path, not an incast); otherwise it waits for a pull
 //! - RTO for true losses: floor `min_rto_us`, SRTT/RTTVAR from ACK time stamps (RFC 6298, the
-//!   shared [`RttEstimator`]), doubled per timeout up to 1 s
+//!   shared [`RttEstimator`]), doubled per timeout up to 1 s; the deadline (oldest packet out plus
+//!   the RTO) follows the RTO down as samples arrive, as htsim recomputes it per ACK. NACKed and
+//!   returned packets wait for pulls and never time out while pulls or feedback still arrive
+//!   (htsim never times them out); after an RTO of silence one is resent (its pulls were lost)
 //!
 //! Not modelled: the connection-establishment state machine and time-wait (flows are known to both
 //! ends from their first packet), NIC/host processing delays, receiver-side congestion control for
 //! oversubscribed fabrics, MPTCP.
 //!
 //! pHost (Gao et al., CoNEXT 2015), as the NDP paper evaluates it (section 6.2, "Who needs packet
-//! trimming?"), is this module with `phost = true`: the same receiver-driven pulls (tokens), one per
-//! arriving packet and paced at the receiver's link rate, granted shortest-remaining-first, with the
-//! first BDP sent unscheduled at line rate and per-packet spraying — but on plain drop-tail
-//! switches, so a lost packet is only recovered by the sender's timeout. Not modelled for pHost:
-//! token expiry and the RTS handshake (the first window doubles as the request).
+//! trimming?"), is this module with `phost = true` on plain drop-tail switches: the first BDP goes
+//! out unscheduled at line rate, sprayed per packet; then the receiver grants tokens, paced at its
+//! link rate, shortest-remaining-first, each naming a packet: new ones in order, and any whose token
+//! went unanswered for `token_timeout_us` (pHost's recovery from drops, at the receiver). The sender
+//! answers with the named packet, and its own timer only sends a request (pHost's RTS) while the
+//! receiver has not heard of the flow ([`phost`]). Not modelled for pHost: token expiry at the
+//! sender and the downgrading of unresponsive senders.
 //!
 //! Packet fields: `seq` = packet index within the flow; `aux` = the path id the data packet took
 //! (echoed in ACK/NACK); `ts` = send time (echoed); `ack` = pull number on PULLs and on ACKs/NACKs
-//! that carry a pull (flag `PULL_BIT`).
+//! that carry a pull (flag `PULL_BIT`); pHost's tokens are PULLs whose `seq` names the packet.
 //!
 //! Files: [`config`] (keys and defaults of both protocols), [`sender`], [`receiver`] (and the
-//! per-host pull pacer), [`paths`] (path scoreboard). Both halves of a connection live in one
-//! [`Conn`], each touched only by its own host's events.
+//! per-host pull pacer), [`phost`] (pHost's tokens), [`paths`] (path scoreboard). Both halves of a
+//! connection live in one [`Conn`], each touched only by its own host's events.
 
 mod config;
 mod paths;
+mod phost;
 mod receiver;
 mod sender;
 #[cfg(test)]
@@ -69,6 +75,7 @@ use sender::Sender;
 
 const TIMER_PULL: u8 = 1;
 const TIMER_RTO: u8 = 2;
+const TIMER_TOKEN: u8 = 3;
 /// An ACK or NACK with this flag also carries a pull (number in `ack`).
 const PULL_BIT: u8 = flags::PROTO1;
 
@@ -104,6 +111,7 @@ struct Counters {
     timeouts: u64,
     pulls: u64,
     wasted_pulls: u64,
+    reissued_tokens: u64,
 }
 
 impl Ndp {
@@ -125,7 +133,7 @@ impl Ndp {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let c = &self.counters;
-        vec![
+        let mut v = vec![
             ("data_packets_sent", c.data_sent),
             ("retransmitted_packets", c.retransmitted),
             ("nacks", c.nacks),
@@ -134,7 +142,11 @@ impl Ndp {
             ("timeouts", c.timeouts),
             ("pulls_sent", c.pulls),
             ("wasted_pulls", c.wasted_pulls),
-        ]
+        ];
+        if self.cfg.phost {
+            v.push(("reissued_tokens", c.reissued_tokens));
+        }
+        v
     }
 
     /// Opens the connection and sends the first window at line rate.
@@ -155,7 +167,7 @@ impl Ndp {
             src,
             dst,
             layout,
-            tx: Sender::new(first_window, paths, rtt),
+            tx: Sender::new(first_window, paths, rtt, ctx.now()),
             rx: Receiver::new(priority),
             retired: false,
         };
@@ -171,7 +183,12 @@ impl Ndp {
         let Some(slot) = self.conns.slot(pkt.flow) else { return };
         let (at_receiver, at_sender) = (host == self.conns[slot].dst, host == self.conns[slot].src);
         match pkt.kind {
+            PacketKind::Data | PacketKind::Header if at_receiver && self.cfg.phost => {
+                self.phost_arrival(ctx, slot, pkt)
+            }
             PacketKind::Data | PacketKind::Header if at_receiver => self.on_arrival(ctx, slot, pkt),
+            PacketKind::CreditRequest if at_receiver && self.cfg.phost => self.on_request(ctx, slot),
+            PacketKind::Pull if at_sender && self.cfg.phost => self.on_token(ctx, slot, pkt.seq),
             PacketKind::Ack | PacketKind::Nack if at_sender => {
                 self.on_feedback(ctx, slot, pkt);
                 // The feedback may have retired the connection.
@@ -194,6 +211,10 @@ impl Ndp {
             }
             TIMER_RTO => {
                 self.on_rto(ctx, id);
+                self.debug_check(id, None);
+            }
+            TIMER_TOKEN => {
+                self.on_token_wake(ctx, id);
                 self.debug_check(id, None);
             }
             other => unreachable!("NDP sets no timer of kind {other}"),
@@ -221,7 +242,7 @@ impl Ndp {
         let c = &self.conns[slot];
         assert!(!c.retired, "a retired connection is still found by id");
         let packets = c.layout.packets();
-        c.tx.check_invariants(packets, c.rx.pulls_sent);
+        c.tx.check_invariants(packets, c.rx.pulls_sent, self.cfg.phost);
         c.rx.check_invariants(packets);
         let got = c.rx.received_count();
         assert!(c.tx.acked <= got && got <= c.tx.sent(), "{} ACKed, {got} received, {} sent", c.tx.acked, c.tx.sent());

@@ -3,6 +3,7 @@
 //! when the pacer is idle. The last packet purges the connection's pulls.
 
 use super::config::PullOrder;
+use super::phost::Tokens;
 use super::{Conn, Ndp, PULL_BIT, TIMER_PULL};
 use crate::engine::time::Time;
 use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet, PacketKind};
@@ -12,7 +13,7 @@ use std::collections::VecDeque;
 
 /// The receiving half of a connection.
 pub(super) struct Receiver {
-    received: ReceivedSet,
+    pub(super) received: ReceivedSet,
     /// Pulls issued so far (the last one's number).
     pub(super) pulls_sent: u64,
     /// Pulls owed to the sender, waiting at the pacer.
@@ -20,9 +21,11 @@ pub(super) struct Receiver {
     /// The connection is in its host's pull queue.
     pub(super) queued_for_pull: bool,
     /// Pulls for this connection go ahead of the rest (`prioritize_senders`).
-    priority: bool,
+    pub(super) priority: bool,
     /// Every packet is in (or the sender has retired): no more pulls.
     pub(super) done: bool,
+    /// pHost's token state (unused by NDP).
+    pub(super) tokens: Tokens,
 }
 
 impl Receiver {
@@ -34,6 +37,7 @@ impl Receiver {
             queued_for_pull: false,
             priority,
             done: false,
+            tokens: Tokens::default(),
         }
     }
 
@@ -76,7 +80,7 @@ impl Puller {
         self.high.is_empty() && self.fair.is_empty()
     }
 
-    fn push(&mut self, slot: u32, priority: bool) {
+    pub(super) fn push(&mut self, slot: u32, priority: bool) {
         if priority {
             self.high.push_back(slot);
         } else {
@@ -143,7 +147,7 @@ impl Ndp {
         self.arm_pacer(ctx, dst);
     }
 
-    fn arm_pacer(&mut self, ctx: &mut Ctx, host: HostId) {
+    pub(super) fn arm_pacer(&mut self, ctx: &mut Ctx, host: HostId) {
         if let Some(at) = self.pullers[host as usize].pacer.arm(ctx.now()) {
             ctx.set_timer(at, TIMER_PULL, host);
         }
@@ -153,25 +157,30 @@ impl Ndp {
     /// Returns the flow pulled.
     pub(super) fn pace(&mut self, ctx: &mut Ctx, host: HostId) -> Option<FlowId> {
         self.pullers[host as usize].pacer.disarm();
-        let slot = self.next_to_pull(host)?;
-        self.send_pull(ctx, slot);
-        let c = &mut self.conns[slot];
-        let pl = &mut self.pullers[host as usize];
-        if c.rx.pending_pulls > 0 {
-            c.rx.queued_for_pull = true;
-            pl.push(slot, c.rx.priority);
+        let slot = self.next_to_pull(ctx, host)?;
+        if self.cfg.phost {
+            self.send_token(ctx, slot);
+        } else {
+            self.send_pull(ctx, slot);
         }
+        let pl = &mut self.pullers[host as usize];
         pl.pacer.sent(ctx.now(), pl.spacing);
-        let flow = c.id;
-        if !pl.is_empty() {
+        if self.cfg.phost {
+            self.phost_schedule(ctx, slot);
+        } else if self.conns[slot].rx.pending_pulls > 0 {
+            let c = &mut self.conns[slot];
+            c.rx.queued_for_pull = true;
+            self.pullers[host as usize].push(slot, c.rx.priority);
+        }
+        if !self.pullers[host as usize].is_empty() {
             self.arm_pacer(ctx, host);
         }
-        Some(flow)
+        Some(self.conns[slot].id)
     }
 
     /// Pops connections off the host's pull queue until one is owed a pull; frees the slots of
     /// retired senders on the way.
-    fn next_to_pull(&mut self, host: HostId) -> Option<u32> {
+    fn next_to_pull(&mut self, ctx: &mut Ctx, host: HostId) -> Option<u32> {
         loop {
             let conns = &self.conns;
             let left = |slot: u32| conns[slot].rx.packets_left(conns[slot].layout.packets());
@@ -180,6 +189,11 @@ impl Ndp {
             c.rx.queued_for_pull = false;
             if c.retired {
                 self.conns.recycle(slot);
+            } else if self.cfg.phost {
+                if self.owes_token(slot, ctx.now()) {
+                    return Some(slot);
+                }
+                self.phost_schedule(ctx, slot); // its wake-up, for its oldest token's expiry
             } else if c.rx.pending_pulls > 0 && !c.rx.done {
                 return Some(slot);
             } // else its pulls were purged by the last packet
@@ -219,7 +233,7 @@ impl Ndp {
 }
 
 /// Records a data packet; the flow finishes with its last new packet.
-fn take_data(ctx: &mut Ctx, c: &mut Conn, pkt: &Packet) {
+pub(super) fn take_data(ctx: &mut Ctx, c: &mut Conn, pkt: &Packet) {
     if c.rx.received.insert(pkt.seq) {
         ctx.delivered(c.id, pkt.payload as u64);
         if c.rx.received.count() == c.layout.packets() {
@@ -232,7 +246,7 @@ fn take_data(ctx: &mut Ctx, c: &mut Conn, pkt: &Packet) {
 
 /// The ACK (for data) or NACK (for a trimmed header), echoing the packet's number, path and
 /// send time.
-fn feedback_for(c: &Conn, pkt: &Packet, control_bytes: u32) -> Packet {
+pub(super) fn feedback_for(c: &Conn, pkt: &Packet, control_bytes: u32) -> Packet {
     let kind = if pkt.kind == PacketKind::Data { PacketKind::Ack } else { PacketKind::Nack };
     let mut fb = Packet::new(kind, c.id, c.dst, c.src, control_bytes);
     fb.seq = pkt.seq;

@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// Cap of the backed-off RTO.
-const MAX_RTO_US: f64 = 1e6;
+pub(super) const MAX_RTO_US: f64 = 1e6;
 
 /// A sent packet's state until it is ACKed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -52,12 +52,19 @@ pub(super) struct Sender {
     first_window: u64,
     paths: PathScoreboard,
     history: FeedbackHistory,
-    rtt: RttEstimator,
-    rto_armed: bool,
+    pub(super) rtt: RttEstimator,
+    /// When the pending RTO timer counts; a timer firing at any other time is stale (the deadline
+    /// moved earlier when the RTO fell, as htsim recomputes it on every ACK).
+    pub(super) rto_at: Option<Time>,
+    /// Last time a pull or feedback arrived: queued retransmissions are only rescued by the timer
+    /// when nothing has come for an RTO (their pulls were lost), never while pulls still arrive.
+    last_heard: Time,
+    /// Something (feedback or a pHost token) has come from the receiver.
+    heard_from_receiver: bool,
 }
 
 impl Sender {
-    pub(super) fn new(first_window: u64, paths: PathScoreboard, rtt: RttEstimator) -> Sender {
+    pub(super) fn new(first_window: u64, paths: PathScoreboard, rtt: RttEstimator, now: Time) -> Sender {
         Sender {
             next_new: 0,
             base: 0,
@@ -72,7 +79,9 @@ impl Sender {
             paths,
             history: FeedbackHistory::default(),
             rtt,
-            rto_armed: false,
+            rto_at: None,
+            last_heard: now,
+            heard_from_receiver: false,
         }
     }
 
@@ -99,7 +108,7 @@ impl Sender {
     }
 
     /// The path of packet `seq` if it is out (feedback for anything else is stale or stray).
-    fn outstanding_path(&self, seq: u64) -> Option<u16> {
+    pub(super) fn outstanding_path(&self, seq: u64) -> Option<u16> {
         let i = seq.checked_sub(self.base)?;
         match self.window.get(i as usize) {
             Some(&Sent::Out { path, .. }) => Some(path),
@@ -146,6 +155,29 @@ impl Sender {
         (expired, oldest)
     }
 
+    /// How long queued retransmissions wait, with nothing out and nothing heard, before one is
+    /// resent: an RTO when no pull is expected; while pulls are expected, at least the RTO cap
+    /// (1 s), as a large incast's receiver may pull each sender only every few tens of ms (8,000
+    /// senders of 9 KB packets: every 58 ms) and only lost pulls warrant the rescue.
+    pub(super) fn orphan_wait(&self) -> Time {
+        let rto = self.rtt.rto_ps();
+        if self.pull_window <= 0 {
+            rto
+        } else {
+            rto.max(from_us(MAX_RTO_US))
+        }
+    }
+
+    /// Feedback or a token arrived.
+    pub(super) fn heard(&mut self, now: Time) {
+        self.last_heard = now;
+        self.heard_from_receiver = true;
+    }
+
+    pub(super) fn has_heard(&self) -> bool {
+        self.heard_from_receiver
+    }
+
     /// Distinct packets sent so far.
     pub(super) fn sent(&self) -> u64 {
         self.next_new
@@ -173,7 +205,7 @@ impl Sender {
     /// Counts agree with the window, the retransmission queue holds exactly the queued packets,
     /// the pull bookkeeping is within what feedback allows, and a timer watches whatever is
     /// unacknowledged. `pulls_issued` is the receiver's pull count.
-    pub(super) fn check_invariants(&self, packets: u64, pulls_issued: u64) {
+    pub(super) fn check_invariants(&self, packets: u64, pulls_issued: u64, receiver_driven: bool) {
         assert!(self.acked <= self.next_new && self.next_new <= packets, "acked {} sent {}", self.acked, self.next_new);
         assert_eq!(self.window.len() as u64, self.next_new - self.base, "window spans base..next_new");
         assert!(self.window.front() != Some(&Sent::Acked), "ACKed packets leave the window front");
@@ -212,7 +244,10 @@ impl Sender {
                 assert!((path as u64) < paths.max(1), "path {path} of {paths}");
             }
         }
-        assert!(self.rto_armed || (queued == 0 && self.in_flight() == 0), "unacknowledged packets without an RTO");
+        assert!(
+            self.rto_at.is_some() || (queued == 0 && self.in_flight() == 0) || (receiver_driven && self.has_heard()),
+            "unacknowledged packets without an RTO"
+        );
         self.paths.check_invariants();
     }
 }
@@ -223,6 +258,13 @@ impl Ndp {
     pub(super) fn send_one(&mut self, ctx: &mut Ctx, slot: u32, syn: bool) -> bool {
         let c = &mut self.conns[slot];
         let Some((seq, last_path)) = c.tx.take_next(c.layout.packets()) else { return false };
+        self.emit(ctx, slot, seq, last_path, syn);
+        true
+    }
+
+    /// Sends packet `seq` (a retransmission if it has a last path) on the next path.
+    pub(super) fn emit(&mut self, ctx: &mut Ctx, slot: u32, seq: u64, last_path: Option<u16>, syn: bool) {
+        let c = &mut self.conns[slot];
         let path = c.tx.paths.next(&mut self.rng, self.cfg.path_penalty, last_path);
         let mut p = Packet::new(PacketKind::Data, c.id, c.src, c.dst, c.layout.wire_bytes(seq));
         p.payload = c.layout.payload(seq);
@@ -245,11 +287,7 @@ impl Ndp {
         c.tx.mark_sent(seq, ctx.now(), path as u16);
         self.counters.data_sent += 1;
         ctx.send(p);
-        if !c.tx.rto_armed {
-            c.tx.rto_armed = true;
-            ctx.set_timer(ctx.now() + c.tx.rtt.rto_ps(), TIMER_RTO, c.id);
-        }
-        true
+        self.arm_rto(ctx, slot);
     }
 
     /// Sender: an ACK or NACK.
@@ -260,9 +298,20 @@ impl Ndp {
         let Some(path) = c.tx.outstanding_path(pkt.seq) else { return };
         c.tx.pull_window += 1;
         c.tx.first_window_left -= 1;
+        c.tx.heard(ctx.now());
         if pkt.kind == PacketKind::Ack {
+            let rto_before = c.tx.rtt.rto_ps();
             c.tx.rtt.on_sample(ctx.now().saturating_sub(pkt.ts));
             c.tx.mark_acked(pkt.seq);
+            // The deadline follows the RTO down (htsim recomputes it from the oldest packet out on
+            // every ACK): without this the first timeout waits the initial RTO, 20 ms, long after
+            // samples brought the RTO to its floor.
+            let fall = rto_before.saturating_sub(c.tx.rtt.rto_ps());
+            if let Some(at) = c.tx.rto_at.filter(|_| fall > 0) {
+                let at = at.saturating_sub(fall).max(ctx.now());
+                c.tx.rto_at = Some(at);
+                ctx.set_timer(at, TIMER_RTO, c.id);
+            }
             c.tx.record(path, Feedback::Ack, penalty);
             if c.tx.acked == c.layout.packets() {
                 self.retire(slot);
@@ -299,6 +348,7 @@ impl Ndp {
             return;
         }
         tx.pull_window -= 1;
+        tx.last_heard = ctx.now();
         let n = pull_no.saturating_sub(tx.last_pull);
         tx.last_pull = tx.last_pull.max(pull_no);
         for i in 0..n {
@@ -317,6 +367,7 @@ impl Ndp {
         let tx = &mut self.conns[slot].tx;
         let Some(path) = tx.outstanding_path(pkt.seq) else { return };
         tx.first_window_left -= 1;
+        tx.last_heard = ctx.now();
         tx.requeue(pkt.seq, path);
         tx.record(path, Feedback::Bounce, penalty);
         let no_more_pulls = tx.pull_window <= 0 && tx.first_window_left <= 0;
@@ -330,22 +381,32 @@ impl Ndp {
 
     fn arm_rto(&mut self, ctx: &mut Ctx, slot: u32) {
         let c = &mut self.conns[slot];
-        if !c.tx.rto_armed {
-            c.tx.rto_armed = true;
-            ctx.set_timer(ctx.now() + c.tx.rtt.rto_ps(), TIMER_RTO, c.id);
+        if c.tx.rto_at.is_none() {
+            let at = ctx.now() + c.tx.rtt.rto_ps();
+            c.tx.rto_at = Some(at);
+            ctx.set_timer(at, TIMER_RTO, c.id);
         }
     }
 
-    /// Resends packets outstanding for longer than the RTO (true losses), then re-arms. A queued
-    /// retransmission that no pull has come for within an RTO is also sent (its pulls were lost).
+    /// Resends packets outstanding for longer than the RTO (true losses), then re-arms. Queued
+    /// retransmissions wait for pulls (htsim never times them out); only when nothing is out and
+    /// neither a pull nor feedback has come for [`Sender::orphan_wait`] are they presumed orphaned
+    /// (their pulls were lost) and one is sent.
     pub(super) fn on_rto(&mut self, ctx: &mut Ctx, id: u32) {
         let Some(slot) = self.conns.slot(id) else { return }; // a finished flow's stale timer
         let now = ctx.now();
         let tx = &mut self.conns[slot].tx;
-        tx.rto_armed = false;
+        if tx.rto_at != Some(now) {
+            return; // superseded by an earlier deadline
+        }
+        tx.rto_at = None;
+        if self.cfg.phost {
+            return self.phost_rto(ctx, slot);
+        }
         let (expired, oldest) = tx.expire(now, self.cfg.path_penalty);
-        let stalled = expired == 0 && oldest.is_none() && !tx.rtx.is_empty();
-        let resends = if stalled { 1 } else { expired };
+        let queued = !tx.rtx.is_empty();
+        let orphaned = expired == 0 && oldest.is_none() && queued && tx.last_heard + tx.orphan_wait() <= now;
+        let resends = if orphaned { 1 } else { expired };
         if resends > 0 {
             self.counters.timeouts += 1;
             tx.rtt.back_off(from_us(MAX_RTO_US));
@@ -354,13 +415,14 @@ impl Ndp {
             }
         }
         let c = &mut self.conns[slot];
-        if !c.tx.rto_armed {
+        if c.tx.rto_at.is_none() {
+            let rto = c.tx.rtt.rto_ps();
             let at = match oldest {
-                Some(o) => Some((o + c.tx.rtt.rto_ps()).max(now)),
-                None => (!c.tx.rtx.is_empty()).then(|| now + c.tx.rtt.rto_ps()),
+                Some(o) => Some((o + rto).max(now)),
+                None => (!c.tx.rtx.is_empty()).then(|| (c.tx.last_heard + c.tx.orphan_wait()).max(now + 1)),
             };
             if let Some(at) = at {
-                c.tx.rto_armed = true;
+                c.tx.rto_at = Some(at);
                 ctx.set_timer(at, TIMER_RTO, c.id);
             }
         }

@@ -106,7 +106,8 @@ fn stray_duplicate_and_unknown_packets_are_ignored() {
 #[test]
 fn every_flow_completes_under_random_loss() {
     // Loss at the receiving host: data (true loss, beyond trimming), and control packets (ACKs,
-    // NACKs, pulls, returned headers), so that the RTO and cumulative pull numbers must recover.
+    // NACKs, pulls, returned headers), so that NDP's RTO and cumulative pull numbers, and pHost's
+    // re-issued tokens, must recover.
     for protocol in ["ndp", "phost"] {
         for (data_loss, control_loss) in [(0.01, 0.0), (0.0, 0.05), (0.05, 0.05), (0.2, 0.2)] {
             let keys = serde_json::json!({"min_rto_us": 200.0, "initial_rto_us": 500.0});
@@ -115,8 +116,55 @@ fn every_flow_completes_under_random_loss() {
             tb.run(u64::MAX);
             tb.assert_all_complete();
             assert!(tb.lost > 0, "{protocol} loss {data_loss}/{control_loss}: packets were lost");
-            let timeouts = tb.proto.counters().iter().find(|c| c.0 == "timeouts").unwrap().1;
-            assert!(timeouts > 0, "{protocol} loss {data_loss}/{control_loss}: the RTO recovered something");
+            let recovery = if protocol == "ndp" { "timeouts" } else { "reissued_tokens" };
+            let n = tb.proto.counters().iter().find(|c| c.0 == recovery).unwrap().1;
+            assert!(n > 0, "{protocol} loss {data_loss}/{control_loss}: {recovery} recovered something");
         }
     }
+}
+
+#[test]
+fn queued_retransmissions_wait_for_pulls_without_timeouts() {
+    // 15 x 2 MB into one host with a 1 ms RTO: headers are trimmed and returned in the first RTT,
+    // and the queued retransmissions wait their turn at the receiver's round robin while the run
+    // lasts many RTOs. Pulls keep coming, nothing is lost, so no timeout may fire (htsim never
+    // times out a queued retransmission).
+    let flows: Vec<FlowSpec> = (1..16).map(|s| (s, 0, 2_000_000, 0)).collect();
+    let keys = serde_json::json!({"min_rto_us": 1000.0, "initial_rto_us": 1000.0});
+    let mut tb = Testbed::new(&net("ndp"), &flows, make("ndp", keys));
+    tb.run(u64::MAX);
+    tb.assert_all_complete();
+    let counter = |name: &str| tb.proto.counters().iter().find(|c| c.0 == name).unwrap().1;
+    assert!(counter("nacks") + counter("bounces") > 0, "the incast trimmed packets");
+    assert!(tb.flows.records.iter().any(|r| r.end.unwrap() > 20_000_000_000), "the incast lasts 20 RTOs");
+    assert_eq!(counter("timeouts"), 0, "no timeout without a loss");
+}
+
+#[test]
+fn the_timeout_follows_the_rto_down_from_its_initial_value() {
+    // NDP with 2% of data packets lost at the receiver: the losses are found by the RTO, whose
+    // deadline must fall with the first RTT samples to its 1 ms floor rather than wait out the
+    // 20 ms initial RTO.
+    let keys = serde_json::json!({"min_rto_us": 1000.0});
+    let mut tb = Testbed::new(&net("ndp"), &incast(), make("ndp", keys)).with_loss(0.02, 0.0);
+    tb.run(u64::MAX);
+    tb.assert_all_complete();
+    assert!(tb.lost > 0 && tb.proto.counters().iter().any(|c| c.0 == "timeouts" && c.1 > 0));
+    let last = tb.flows.records.iter().map(|r| r.end.unwrap()).max().unwrap();
+    assert!(last < 15_000_000_000, "last flow ends at {} us", last / 1_000_000);
+}
+
+#[test]
+fn phost_recovers_drop_tail_losses_by_reissuing_tokens() {
+    // 8 first windows of 8 packets overflow the receiver's 8-packet drop-tail queue: the receiver
+    // (told of each flow by its request) re-issues the tokens of the lost packets, without any
+    // sender timeout, long before the 20 ms initial RTO.
+    let flows: Vec<FlowSpec> = (1..9).map(|s| (s * 2 - 1, 0, 200_000, 0)).collect();
+    let mut tb = Testbed::new(&net("phost"), &flows, make("phost", serde_json::json!({})));
+    tb.run(u64::MAX);
+    tb.assert_all_complete();
+    let counter = |name: &str| tb.proto.counters().iter().find(|c| c.0 == name).unwrap().1;
+    assert!(counter("reissued_tokens") > 0 && counter("timeouts") == 0);
+    let last = tb.flows.records.iter().map(|r| r.end.unwrap()).max().unwrap();
+    assert!(last < 5_000_000_000, "last flow ends at {} us", last / 1_000_000);
 }
