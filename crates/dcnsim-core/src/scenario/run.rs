@@ -165,7 +165,12 @@ impl Simulation {
             if now > end {
                 break; // the event is dropped: nothing after the end is simulated
             }
-            // Ports and packets are cold: start loading the next event's while this one is handled.
+            // Ports and packets are cold: start loading the next event's while this one is handled,
+            // and the port of the one after (so that next time, reading which packet arrives over
+            // it, to prefetch that packet too, does not wait for the port).
+            if let Some(Event::LinkArrival(p) | Event::PortFree(p)) = self.events.peek_second_hint() {
+                self.net.prefetch_port(p);
+            }
             match self.events.peek_hint() {
                 Some(Event::LinkArrival(p)) => self.net.prefetch_arrival(p),
                 Some(Event::PortFree(p)) => self.net.prefetch_port(p),
