@@ -160,6 +160,21 @@ impl Simulation {
     }
 
     /// Runs to the end. Returns the number of events processed.
+    /// Ports and packets are cold: starts loading the next event's while this one is handled, and
+    /// the port of the one after (so that next time, reading which packet arrives over it, to
+    /// prefetch that packet too, does not wait for the port). No effect on results.
+    #[inline(always)]
+    fn prefetch_next(&self) {
+        if let Some(Event::LinkArrival(p) | Event::PortFree(p)) = self.events.peek_second_hint() {
+            self.net.prefetch_port(p);
+        }
+        match self.events.peek_hint() {
+            Some(Event::LinkArrival(p)) => self.net.prefetch_arrival(p),
+            Some(Event::PortFree(p)) => self.net.prefetch_port(p),
+            _ => {}
+        }
+    }
+
     pub fn run(&mut self, opts: &RunOptions) -> Result<u64, RunError> {
         let end = self.spec.duration;
         let started = Instant::now();
@@ -169,12 +184,7 @@ impl Simulation {
             if now > end {
                 break; // the event is dropped: nothing after the end is simulated
             }
-            // Ports and packets are cold: start loading the next event's while this one is handled.
-            match self.events.peek_hint() {
-                Some(Event::LinkArrival(p)) => self.net.prefetch_arrival(p),
-                Some(Event::PortFree(p)) => self.net.prefetch_port(p),
-                _ => {}
-            }
+            self.prefetch_next();
             match ev {
                 Event::LinkArrival(port) => match self.net.on_link_arrival(port, now, &mut self.events) {
                     Some((pkt, node)) if node >= self.net.hosts => {
