@@ -42,8 +42,9 @@ def report(df, out: str) -> str:
         for t in THRESHOLDS:
             name = f"dart-{t // 1000}k"
             try:
-                rows.append((f"{load:.0%}", f"{t // 1000} KB", f"{ds.fct_8k_us(df, out, name, 'typical', load, 0.99):.1f}",
-                             f"{ds.fct_8k_us(df, out, name, 'typical', load, 0.5):.1f}",
+                p99 = ds.fct_8k_us(df, out, name, "typical", load, 0.99)
+                median = ds.fct_8k_us(df, out, name, "typical", load, 0.5)
+                rows.append((f"{load:.0%}", f"{t // 1000} KB", f"{p99:.1f}", f"{median:.1f}",
                              int(deflections(df, out, t, load))))
             except LookupError:
                 rows.append((f"{load:.0%}", f"{t // 1000} KB", "-", "-", "-"))
@@ -51,5 +52,6 @@ def report(df, out: str) -> str:
             + table(rows, ["load", "threshold", "p99 8 KB", "median 8 KB", "deflections"]))
 
 
-REPRO = Repro("dart-sensitivity", "IOFD's deflection threshold 5/15/20 KB: 20 KB, near the ECN threshold, all but disables it",
+REPRO = Repro("dart-sensitivity",
+              "IOFD's deflection threshold 5/15/20 KB: 20 KB, near the ECN threshold, all but disables it",
               "Dart, IEEE/ACM ToN'20, section VI-C", build, report, CHECKS)

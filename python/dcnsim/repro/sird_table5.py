@@ -119,11 +119,12 @@ def _cell(metric, protocol, wk, cfg):
 
 
 def _checks():
-    """SIRD's p99 slowdown at 50% load and max ToR queuing in every cell; DCTCP's, Swift's, Homa's and dcPIM's
-    p99 in the balanced cells; ExpressPass's queuing and p99 where it is stable. Goodput is not checked: our runs are far shorter than the paper's (see
-    docs/protocols/sird.md), which caps max goodput at high load. The quick variant checks only SIRD's
-    p99 of WKa and WKb: its runs are too short for WKc at 50% load to settle (unstable), and with two
-    loads its max queuing covers fewer stable loads than the paper's."""
+    """SIRD's p99 slowdown at 50% load and max ToR queuing in every cell; DCTCP's, Swift's, Homa's and
+    dcPIM's p99 in the balanced cells; ExpressPass's queuing and p99 where it is stable. Goodput is not
+    checked: our runs are far shorter than the paper's (see docs/protocols/sird.md), which caps max
+    goodput at high load. The quick variant checks only SIRD's p99 of WKa and WKb: its runs are too
+    short for WKc at 50% load to settle (unstable), and with two loads its max queuing covers fewer
+    stable loads than the paper's."""
     checks = []
     for wk, cfg in sc.PAPER_ORDER:
         checks += [
