@@ -11,7 +11,7 @@ load / 4.5 of the host link (its "oversubscription ratio" (6/2) x 1.5): we do th
 here means the script's target.
 
 Protocols: ExpressPass and DCTCP, plus RCP, DX and HULL when this build registers them (with a
-`<name>-xpass-paper` setup if dcnsim.setups has one, else the protocol's defaults on the same
+`<name>-xpass-paper` setup if dcnsim.setups has one, else its own paper's (`<name>-paper`) on the same
 queues). The quick variant runs a 48-host fabric of the same shape (4 pods, 6 hosts per ToR) on two
 workloads for a few ms; the full one simulates 100,000 flows' worth of time per workload (capped)."""
 
@@ -82,10 +82,13 @@ def protocol_tables(name: str) -> dict:
     known = setups_mod.names()
     for setup in (f"{name}-xpass-paper", "expresspass-paper" if name == "expresspass" else None):
         if setup in known:
-            return {k: v for k, v in setups_mod.tables(setup).items()}
-    return {"transport": {"protocol": name}, "queue": {"limit_packets": 250, "nic": {"limit_packets": 1000}},
+            return {"switch": {}, **setups_mod.tables(setup)}
+    # The baselines' own papers' parameters (`<name>-paper`: transport and switch tables) on this fabric.
+    own = setups_mod.tables(f"{name}-paper") if f"{name}-paper" in known else {}
+    return {"transport": own.get("transport", {"protocol": name}),
+            "queue": {"limit_packets": 250, "nic": {"limit_packets": 1000}},
             "routing": {"load_balancing": "ecmp"},
-            "net": dict(setups_mod.XPASS_PAPER_NET)}
+            "net": dict(setups_mod.XPASS_PAPER_NET), "switch": own.get("switch", {})}
 
 
 def protocols() -> list:
@@ -112,10 +115,10 @@ def build(quick: bool) -> SweepSpec:
             wl = [{"kind": "poisson", "load": round(load / HOST_LOAD_DIVISOR, 6), "cdf": WORKLOADS[wk],
                    "stop_us": 0.8 * dur}]
             cells.append([f"{wk}/{load}", dur, {"warmup_us": 0.1 * dur}, wl])
-    protos = [[protocol_tables(p)[k] for k in ("transport", "queue", "routing", "net")] for p in protocols()]
+    protos = [[protocol_tables(p)[k] for k in ("transport", "queue", "routing", "net", "switch")] for p in protocols()]
     base = {"seed": 1, "topology": topo, "stop_when_done": False,
             "metrics": {"size_group_edges_bytes": EDGES}}
-    return SweepSpec(base=base, axes={"transport,queue,routing,net": protos,
+    return SweepSpec(base=base, axes={"transport,queue,routing,net,switch": protos,
                                       "name,duration_us,measure,workload": cells}, name="xpass-fabric")
 
 
@@ -124,7 +127,7 @@ def _rows(df):
     out = []
     for _, r in d.iterrows():
         wk, load = r["name,duration_us,measure,workload"][0].split("/")
-        out.append((r["transport,queue,routing,net"][0]["protocol"], wk, float(load), r))
+        out.append((r["transport,queue,routing,net,switch"][0]["protocol"], wk, float(load), r))
     return out
 
 
