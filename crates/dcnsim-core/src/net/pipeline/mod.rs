@@ -12,8 +12,12 @@
 //! Stages are chosen per port by plain enums and flags in `QueueConfig`, matched where they run;
 //! no trait objects on the packet path. A port whose configuration has no dequeue stage skips it
 //! with one test. Switch-side timers (`Event::SwitchTimer`) serve stages that need one: the PFC
-//! deadlock check, the RCP rate update (`rcp`). Before admission, on arrival at a switch, the PB-FS postcard stage (`postcard`,
-//! `[switch] postcards`) keeps per-port arrival history and may send a CC-postcard to the sender.
+//! deadlock check, the RCP rate update (`rcp`). On arrival at a switch, before admission, Dart's
+//! deflection (`deflection`, `[switch] iofd`) may change the egress port, and the PB-FS postcard
+//! stage (`postcard`, `[switch] postcards`) keeps per-port arrival history and may send a
+//! CC-postcard to the sender. ExpressPass's credit shaper (`credit_shaper`) keeps credits in a
+//! token-bucket-served queue of their own beside the class queues. HULL's phantom queue
+//! (`phantom`) and RCP's rate stamp (`rcp`) run in the dequeue stage.
 
 pub mod admission;
 pub mod credit_shaper;
