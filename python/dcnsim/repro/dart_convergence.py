@@ -74,10 +74,10 @@ def convergence(df, out: str, protocol: str):
     return (first_in / 1e6 - JOIN_US) / RTT_US, True
 
 
-def _rates(run_dir):
+def _rates(run_dir, window_us: float = RTT_US, sample_us: float = 1.0):
     """Each flow's rate over time (Gb/s; index time_ps, a column per flow): the sender's own rate
     where it has one; ExpressPass has none (its receiver paces credits), so its data rate is measured
-    from the packets it sent, over windows of one base RTT."""
+    from the packets it sent, over windows of `window_us` (one base RTT here; samples `sample_us` apart)."""
     import json
 
     import pandas as pd
@@ -92,7 +92,7 @@ def _rates(run_dir):
     net = resolve(json.loads((run_dir / "spec.json").read_text()))["net"]
     sent = fs[names == "sent_packets"].pivot_table(index="time_ps", columns="flow_id", values="value").sort_index()
     sent = sent.ffill().fillna(0.0)
-    window = max(1, round(RTT_US / 1.0))  # samples are 1 us apart
+    window = max(1, round(window_us / sample_us))
     dt_ps = sent.index.to_series().diff(window)
     bits = sent.diff(window) * (net["mtu_bytes"] - net["header_bytes"]) * 8
     return bits.div(dt_ps, axis=0).mul(1e3).dropna()  # bits per ps x 1e3 = Gb/s

@@ -1,0 +1,29 @@
+"""`xpass-convergence` (quick): 10 ExpressPass senders to one receiver on the 48-host fabric fill the
+receiver's link together (the fair share times 10 is most of 10 Gb/s of data), every sender gets a
+share, and the report gives the convergence time and Jain's index. (Whether they converge within 10 %
+is the reproduction's check, Dart's 20 RTTs; see docs/experiments.md.)"""
+
+from dcnsim.cli import main
+from dcnsim.repro import xpass_convergence
+from dcnsim.repro.dart_convergence import _rates
+from dcnsim.sweep import results
+from dcnsim.sweep.store import Store
+
+
+def test_ten_senders_share_the_receiver(tmp_path, capsys):
+    out = tmp_path / "r"
+    main(["repro", "xpass-convergence", "--quick", "--out", str(out)])
+    assert "Jain index" in capsys.readouterr().out
+    df = results(out)
+    key = df[df["transport.feedback"] == "code"].iloc[0]["key"]
+    rates = _rates(Store.open(out).run_dir(key), window_us=1000.0, sample_us=xpass_convergence.SAMPLE_US)
+    assert rates.shape[1] == xpass_convergence.SENDERS
+    # Data rate net of headers (1460 / 1538) and the credits' ~5 % of the link: at least 8 Gb/s in all.
+    assert 8.0 <= 10 * xpass_convergence.fair_share(rates) <= 10.0
+    late = rates[rates.index >= rates.index.max() / 2]
+    assert (late.mean() > 0.1).all()  # nobody starves
+
+
+def test_senders_are_off_the_receivers_rack():
+    src = xpass_convergence.senders(6, 48)
+    assert len(set(src)) == 10 and min(src) >= 6 and max(src) < 48
