@@ -15,17 +15,16 @@ pub fn spec(toml_text: &str) -> serde_json::Value {
 pub fn flow_file(name: &str, flows: &[(u32, u32, u64, f64)]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("dcnsim-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("{name}.csv"));
     let mut s = String::from("src,dst,size_bytes,start_us\n");
     for (a, b, sz, t) in flows {
         s.push_str(&format!("{a},{b},{sz},{t}\n"));
     }
-    // Tests run as threads and may write the same file at once: write aside, then rename (atomic),
-    // so a reader never sees a half-written file.
+    // Tests run as threads, and two may pass the same name with different flows: every call gets a
+    // file of its own (a shared name let one test read the other's flows now and then).
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let tmp = dir.join(format!("{name}.csv.{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
-    std::fs::write(&tmp, s).unwrap();
-    std::fs::rename(&tmp, &p).unwrap();
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let p = dir.join(format!("{name}-{n}.csv"));
+    std::fs::write(&p, s).unwrap();
     p
 }
 
