@@ -4,9 +4,9 @@
 //! round, flows of at most 1 BDP sent unscheduled, a token window of 1 BDP.
 
 use crate::engine::time::{from_us, Time};
-use crate::limits::MAX_RTO_US;
 use crate::net::packet::LoadBalancing;
 use crate::scenario::reader::{Section, SpecResult};
+use crate::transport::parts::keys::check_timeout_us;
 
 /// Most channels per host and rounds per epoch (link timers pack the channel index in 4 bits).
 pub const MAX_CHANNELS: u64 = 16;
@@ -100,7 +100,7 @@ impl DcpimConfig {
         let data_prio = s.choice_or("data_priorities", &["short_long", "by_size"], "short_long", "[dcpim] classes of data packets: short_long = short flows' data in class 1, long flows' in 2 (the paper's three levels); by_size = classes 1-6 by flow size in powers of 7 packets, as the authors' simulator (needs [queue] priorities = 7)")?;
         let timeout = s.f64_opt("timeout_us", "us", "[dcpim] loss recovery: a sender that hears nothing of a flow for this long sends its RTS again (doubling up to 64x); unset = four epochs")?;
         if let Some(t) = timeout {
-            s.ensure(t > 0.0 && t <= MAX_RTO_US, "timeout_us", format!("must be in (0, 1e7] us, got {t}"))?;
+            check_timeout_us(s, "timeout_us", t)?;
         }
         s.ensure(lb != LoadBalancing::Source, "protocol", "dcPIM does not choose source routes: set routing.load_balancing = \"spray\" (the paper's per-packet spraying) or \"ecmp\"")?;
         Ok(DcpimConfig {

@@ -2,11 +2,10 @@
 //! jitter, the switches' credit queues, and the retransmission timeout.
 
 use crate::engine::time::{from_us, Time};
-use crate::limits::MAX_RTO_US;
 use crate::net::packet::LoadBalancing;
 use crate::net::pipeline::credit_shaper::CreditShaping;
 use crate::scenario::reader::{Section, SpecResult};
-use crate::transport::parts::keys::{read_classes, refuse_source_routing};
+use crate::transport::parts::keys::{read_classes, read_timeout_us, refuse_source_routing};
 use crate::transport::SpecEnv;
 
 /// Which credit feedback control the receivers run.
@@ -88,13 +87,8 @@ impl XpassConfig {
             "[expresspass] code: target loss = (1 - rate/max) x this (0.125); paper: the fixed target loss (0.1)",
         )?;
         let (min_c, max_c, jitter, ecs, cq, cb) = read_credits(s)?;
-        let timeout = s.f64_or("timeout_us", 100.0, "us",
+        let timeout = read_timeout_us(s, "timeout_us", 100.0,
             "[expresspass] credit-request retry, and the receiver's wait before it NACKs missing data (the evaluation script: 100 us)")?;
-        s.ensure(
-            timeout > 0.0 && timeout <= MAX_RTO_US,
-            "timeout_us",
-            format!("must be in (0, {MAX_RTO_US}] us, got {timeout}"),
-        )?;
         let (data_priority, control_priority) = read_classes(
             s,
             "[expresspass] class of data packets",

@@ -3,9 +3,9 @@
 //! scaled as the SIRD paper's port runs it: 8 levels, 7 of them scheduled, overcommitment 7.
 
 use crate::engine::time::{from_us, Time};
-use crate::limits::MAX_RTO_US;
 use crate::net::packet::LoadBalancing;
 use crate::scenario::reader::{Section, SpecResult};
+use crate::transport::parts::keys::read_timeout_us;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct HomaConfig {
@@ -56,13 +56,8 @@ impl HomaConfig {
         let cutoffs = Self::read_cutoffs(s, levels, sched)?;
         let pace = s.bool_or("pace_grants", true,
             "[homa] pace grants at the receiver's link rate (one per packet time of the data granted, as the simulator's grant pacer); false = grant on every arrival")?;
-        let timeout = s.f64_or("timeout_us", 1000.0, "us",
+        let timeout = read_timeout_us(s, "timeout_us", 1000.0,
             "[homa] loss recovery: silence after which a receiver sends RESEND for granted data that has not arrived and a sender probes (doubling up to 64x); the simulator has no loss")?;
-        s.ensure(
-            timeout > 0.0 && timeout <= MAX_RTO_US,
-            "timeout_us",
-            format!("must be in (0, 1e7] us, got {timeout}"),
-        )?;
         s.ensure(lb != LoadBalancing::Source, "protocol",
             "Homa does not choose source routes: set routing.load_balancing = \"spray\" (the SIRD paper's runs) or \"ecmp\"")?;
         Ok(HomaConfig {

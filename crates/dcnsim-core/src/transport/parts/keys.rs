@@ -1,6 +1,8 @@
 //! Spec keys that every sender family reads the same way: the priority classes of data and of
-//! control packets, and the refusal of source routing by senders that do not choose paths.
+//! control packets, fixed timeouts, and the refusal of source routing by senders that do not
+//! choose paths.
 
+use crate::limits::MAX_RTO_US;
 use crate::net::packet::LoadBalancing;
 use crate::scenario::reader::{Section, SpecResult};
 use crate::transport::SpecEnv;
@@ -21,4 +23,16 @@ pub fn refuse_source_routing(s: &Section, env: &SpecEnv, name: &str) -> SpecResu
         "protocol",
         format!("{name} does not choose source routes; use routing.load_balancing = \"ecmp\" or \"spray\""),
     )
+}
+
+/// Reads a fixed timeout `key` in microseconds (default `default`), in (0, `MAX_RTO_US`].
+pub fn read_timeout_us(s: &mut Section, key: &'static str, default: f64, doc: &'static str) -> SpecResult<f64> {
+    let us = s.f64_or(key, default, "us", doc)?;
+    check_timeout_us(s, key, us)?;
+    Ok(us)
+}
+
+/// An error unless `us` (the value of `key`) is a usable timeout: in (0, `MAX_RTO_US`].
+pub fn check_timeout_us(s: &Section, key: &'static str, us: f64) -> SpecResult<()> {
+    s.ensure(us > 0.0 && us <= MAX_RTO_US, key, format!("must be in (0, 1e7] us, got {us}"))
 }

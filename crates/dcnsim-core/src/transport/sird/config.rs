@@ -2,9 +2,9 @@
 //! per-sender buckets, the policies, priorities, credit pacing and the loss-recovery timeout.
 
 use crate::engine::time::{from_us, Time};
-use crate::limits::MAX_RTO_US;
 use crate::net::packet::LoadBalancing;
 use crate::scenario::reader::{Section, SpecResult};
+use crate::transport::parts::keys::read_timeout_us;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReceiverPolicy {
@@ -122,13 +122,8 @@ impl SirdConfig {
             "[sird] control packets and unscheduled data in priority class 0, scheduled data in class 1 (section 4.6); needs [queue] priorities = 2 to take effect")?;
         let pace_credits = s.bool_or("pace_credits", true,
             "[sird] pace credits at the receiver's link rate (section 4.5); false = send credit as soon as the buckets allow")?;
-        let timeout = s.f64_or("timeout_us", 100.0, "us",
+        let timeout = read_timeout_us(s, "timeout_us", 100.0,
             "[sird] loss recovery: silence after which a receiver asks for missing packets and a sender probes (Homa-style timeouts, doubling up to 64x)")?;
-        s.ensure(
-            timeout > 0.0 && timeout <= MAX_RTO_US,
-            "timeout_us",
-            format!("must be in (0, 1e7] us, got {timeout}"),
-        )?;
         s.ensure(lb != LoadBalancing::Source, "protocol",
             "SIRD does not choose source routes: set routing.load_balancing = \"spray\" (the paper's packet spraying) or \"ecmp\"")?;
         Ok(SirdConfig {
