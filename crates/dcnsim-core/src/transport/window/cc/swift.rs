@@ -171,6 +171,15 @@ impl CongestionControl for SwiftControl {
         out.push(("target_delay_us", self.last_target_ps / 1e6));
         out.push(("delay_us", self.last_delay_ps / 1e6));
     }
+    /// Every update ends clamped to [min, max] (`settle`); a reset sets the floor itself.
+    fn check_invariants(&self) {
+        let (min, max) = (self.p.min_window_packets, self.max_cwnd);
+        assert!(
+            self.cwnd.is_finite() && (min..=max).contains(&self.cwnd),
+            "cwnd {} outside [{min}, {max}] packets",
+            self.cwnd
+        );
+    }
 }
 
 #[cfg(test)]
