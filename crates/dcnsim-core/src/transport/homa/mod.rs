@@ -75,6 +75,7 @@ const BUSY: u8 = flags::PROTO1;
 const MAX_RESEND_RUNS: usize = 16;
 /// Timeouts back off up to timeout x 2^this.
 const MAX_BACKOFF: u32 = 6;
+const _: () = assert!(MAX_BACKOFF <= crate::limits::MAX_RTO_BACKOFF_SHIFT, "limits.rs bounds timers by this shift");
 
 pub struct Homa {
     cfg: HomaConfig,
