@@ -39,7 +39,9 @@ def slowdown_by_size(summary: dict, flows, path) -> Path:
     # lines are the group edges, and the letters match the CLI summary.
     top = ax.get_xaxis_transform()
     for g in groups:
-        ax.text(g["x"], 0.98, f"{g['group']}\nn={g['count']}", transform=top, ha="center", va="top", fontsize=7)
+        unfinished = f"\n+{g['unfinished']} unfin." if g.get("unfinished") else ""
+        ax.text(g["x"], 0.98, f"{g['group']}\nn={g['count']}{unfinished}", transform=top, ha="center", va="top",
+                fontsize=7)
     for g in summary["slowdown_by_size"][1:]:
         ax.axvline(g["min_bytes"], color="grey", lw=0.6, ls=":")  # group edges
     if not groups:
@@ -149,6 +151,12 @@ def _aggregation_note(done, by: str) -> str:
         + "; bars: min to max"
 
 
+def _unfinished_note(done) -> str:
+    """The counted flows that slowdown figures leave out (unfinished when their runs ended)."""
+    n = int(done["slowdown_unfinished"].fillna(0).sum()) if "slowdown_unfinished" in done.columns else 0
+    return f"; {n:,} counted flows unfinished, not in the slowdowns (survivorship bias)" if n else ""
+
+
 def slowdown_by_group(df, path, by: str = "protocol"):
     """Median and p99 slowdown per flow-size group, one series per `by` value (SIRD Fig. 6 style).
     Where a series holds several runs (loads, seeds), each point is their mean and its bar spans
@@ -184,7 +192,7 @@ def slowdown_by_group(df, path, by: str = "protocol"):
     axes[0].set_ylabel("slowdown")
     axes[1].legend(title=by, fontsize=8)
     spans = {g: long[long["group"] == g]["label"].iloc[0] for g in groups}
-    fig.suptitle(_note(_aggregation_note(done, by), 120), fontsize=8)
+    fig.suptitle(_note(_aggregation_note(done, by) + _unfinished_note(done), 120), fontsize=8)
     fig.text(0.5, 0.01, "   ".join(f"{g}: {spans[g]}" for g in groups), ha="center", fontsize=8)
     fig.tight_layout(rect=(0, 0.05, 1, 0.95))
     _figure(path, fig, layout=False)

@@ -53,7 +53,7 @@ def read_toml(p: Path, what: str = "spec") -> dict:
     except OSError as e:
         raise _read_error(p, e, what) from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte-order mark (some Windows editors write one) is not TOML
     except UnicodeDecodeError as e:
         raise SpecError(str(p), f"not a text file (a {what} is UTF-8 TOML; byte {e.start} is not UTF-8)") from None
     try:

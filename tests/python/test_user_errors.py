@@ -181,3 +181,33 @@ def test_results_on_a_directory_without_results_says_what_it_expects(dcnsim_cli,
 
 def test_unknown_reproduction_is_one_line(dcnsim_cli):
     one_line_error(dcnsim_cli("repro", "no-such-figure"), "unknown reproduction", "ndp-fig14")
+
+
+def test_an_out_that_is_a_file_is_refused_before_simulating(dcnsim_cli, spec_file, tmp_path, monkeypatch):
+    import dcnsim.spec
+
+    def no_simulation(*a, **k):
+        raise AssertionError("simulated before checking --out")
+
+    monkeypatch.setattr(dcnsim.spec, "run", no_simulation)
+    taken = tmp_path / "results"
+    taken.write_text("not a directory")
+    one_line_error(dcnsim_cli("run", spec_file, "--out", taken), f"--out {taken}", "not a directory")
+    sweep = tmp_path / "sw.toml"
+    sweep.write_text(f'base = "{spec_file.name}"\n[axes]\nseed = [1]\n')
+    one_line_error(dcnsim_cli("sweep", sweep, "--out", taken), f"--out {taken}", "not a directory")
+
+
+def test_plot_outputs_matplotlib_cannot_write_or_reach_are_one_line(dcnsim_cli, small_store, tmp_path):
+    one_line_error(dcnsim_cli("plot", "fct-cdf", small_store, "--out", tmp_path / "p.txt"), "'.txt'", "png")
+    one_line_error(dcnsim_cli("plot", "slowdown", small_store, "--out", tmp_path / "p"), "without a suffix")
+    missing = tmp_path / "no" / "such" / "p.png"
+    one_line_error(dcnsim_cli("plot", "fct-cdf", small_store, "--out", missing), str(missing),
+                   "No such file or directory")
+
+
+def test_a_spec_file_with_a_byte_order_mark_is_read(spec_file, tmp_path):
+    from dcnsim.cli import build_spec
+
+    spec_file.write_bytes(b"\xef\xbb\xbf" + spec_file.read_bytes())
+    assert build_spec(spec_file, [])["topology"]["hosts"] == 4

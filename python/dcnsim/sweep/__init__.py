@@ -117,6 +117,8 @@ def flatten_summary(s: dict) -> dict:
         "slowdown_median": s["slowdown"]["median"],
         "slowdown_p99": s["slowdown"]["p99"],
         "slowdown_mean": s["slowdown"]["mean"],
+        # Counted flows the slowdown figures leave out (they had not finished): survivorship bias.
+        "slowdown_unfinished": s["slowdown"].get("unfinished", 0),
         "max_switch_bytes": q["max_switch_bytes"],
         "mean_switch_bytes_max": q["mean_switch_bytes_max"],
         "switch_bytes_at_end": q["switch_bytes_at_end"],
@@ -135,6 +137,7 @@ def flatten_summary(s: dict) -> dict:
     for g in s["slowdown_by_size"]:
         row[f"slowdown_{g['group']}_median"] = g["median"]
         row[f"slowdown_{g['group']}_p99"] = g["p99"]
+        row[f"slowdown_{g['group']}_unfinished"] = g.get("unfinished", 0)
         row[f"size_group_{g['group']}"] = g["label"]
     return row
 
