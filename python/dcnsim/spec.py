@@ -78,6 +78,8 @@ def as_spec(spec: SpecLike) -> dict:
     if isinstance(spec, os.PathLike):
         return load_spec(spec)
     if isinstance(spec, str):
+        if not spec.strip():
+            raise SpecError("spec", "is empty: give a dict, a TOML file's path or TOML text")
         if "=" not in spec or ("\n" not in spec and os.path.isfile(spec)):
             return load_spec(spec)
         try:
@@ -104,6 +106,8 @@ def plain(value: Any, field: str = "(root)") -> Any:
         return out
     if isinstance(value, (list, tuple)):
         return [plain(v, f"{field}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**64:
+        raise SpecError(field, f"{value} is out of range: integers in a spec are 64-bit")
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):

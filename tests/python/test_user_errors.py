@@ -211,3 +211,18 @@ def test_a_spec_file_with_a_byte_order_mark_is_read(spec_file, tmp_path):
 
     spec_file.write_bytes(b"\xef\xbb\xbf" + spec_file.read_bytes())
     assert build_spec(spec_file, [])["topology"]["hosts"] == 4
+
+
+def test_api_inputs_that_cannot_be_a_spec_name_what_is_wrong(tmp_path):
+    spec = json.loads(json.dumps(TINY))
+    spec["seed"] = 2**70
+    with pytest.raises(dcnsim.SpecError) as e:
+        dcnsim.run(spec)
+    assert e.value.field == "seed" and "64-bit" in e.value.message
+    with pytest.raises(dcnsim.SpecError) as e:
+        dcnsim.run("  \n")
+    assert e.value.field == "spec" and "empty" in e.value.message
+    taken = tmp_path / "file"
+    taken.write_text("x")
+    with pytest.raises(dcnsim.errors.UsageError, match="not a directory"):
+        run_sweep(SweepSpec(base=TINY, axes={"seed": [1]}), taken, quiet=True)

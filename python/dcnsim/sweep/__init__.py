@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import List, Optional
 
 import pandas as pd
@@ -40,6 +41,8 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
     if not runs:
         raise SpecError("filter", f"`{spec.filter}` matches no run of the axes") if spec.filter else \
             SpecError("axes", "the sweep has no runs")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory (a sweep's results are a directory of files)")
     store = Store(out)
     keyed = [(run_key(s), values, s) for values, s in runs]
     store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in keyed])
