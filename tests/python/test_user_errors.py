@@ -226,3 +226,18 @@ def test_api_inputs_that_cannot_be_a_spec_name_what_is_wrong(tmp_path):
     taken.write_text("x")
     with pytest.raises(dcnsim.errors.UsageError, match="not a directory"):
         run_sweep(SweepSpec(base=TINY, axes={"seed": [1]}), taken, quiet=True)
+
+
+def test_a_flow_list_from_a_numpy_float_array_runs_as_its_integers():
+    # np.array of [src, dst, size, start] rows is a float array (start_us is a float).
+    rows = [[0, 1, 20_000, 0.0], [2, 3, 5_000, 1.5]]
+    spec = json.loads(json.dumps(TINY))
+    spec["workload"] = [{"kind": "flow_list", "flows": rows}]
+    as_ints = dcnsim.run(spec)
+    spec["workload"][0]["flows"] = np.array(rows)
+    as_floats = dcnsim.run(spec)
+    assert as_floats.flows["fct_ps"].tolist() == as_ints.flows["fct_ps"].tolist()
+    spec["workload"][0]["flows"] = np.array([[0.5, 1, 100, 0.0]])
+    with pytest.raises(dcnsim.SpecError) as e:
+        dcnsim.run(spec)
+    assert e.value.field == "workload[0].flows[0]" and "not a host id" in e.value.message
