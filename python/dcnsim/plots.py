@@ -48,6 +48,7 @@ def slowdown_by_size(summary: dict, flows, path) -> Path:
         ax.text(0.5, 0.5, "no counted flow finished", transform=ax.transAxes, ha="center")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    _plain_ticks(ax.yaxis)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_xlabel("flow size (bytes)")
     ax.set_ylabel("slowdown (FCT / ideal FCT)")
@@ -88,6 +89,21 @@ class _Figures:
 
 def _plt():
     return _Figures
+
+
+def _plain_ticks(axis) -> None:
+    """Slowdown ticks as plain numbers (1.005, 20), not 1.005 x 10^0, on a log axis."""
+    from matplotlib.ticker import LogFormatter
+
+    class Plain(LogFormatter):
+        """matplotlib's choice of which ticks to label (minor ones only over a narrow range), as
+        plain numbers with enough digits to tell neighbouring ticks apart."""
+
+        def _pprint_val(self, x, d):
+            return f"{x:.6g}"
+
+    axis.set_major_formatter(Plain(labelOnlyBase=False))
+    axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(2, 0.4)))
 
 
 def _note(text: str, width: int = 80) -> str:
@@ -185,6 +201,7 @@ def slowdown_by_group(df, path, by: str = "protocol"):
             err = [sub["value"] - sub["min"], sub["max"] - sub["value"]]
             ax.errorbar(xs, sub["value"], yerr=err, marker="o", ls="", capsize=2, label=str(name))
         ax.set_yscale("log")
+        _plain_ticks(ax.yaxis)
         ax.set_title(f"{stat} slowdown", fontsize=10)
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels(groups)
