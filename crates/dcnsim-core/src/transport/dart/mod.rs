@@ -52,6 +52,7 @@ use crate::engine::time::{from_us, Time};
 use crate::scenario::reader::{Section, SpecResult};
 use crate::transport::dcqcn::{Dcqcn, DcqcnParams};
 use crate::transport::rate::{QpSetup, RateProtocol};
+use crate::transport::ClassUse;
 use control::DartControl;
 
 /// Dart as a [`RateProtocol`]; the registered transport is `RateTransport<Dart, Dasr>`.
@@ -172,6 +173,14 @@ impl RateProtocol for Dart {
     const CONFORMANCE_SPEC: &'static str = "[queue]\necn = \"step\"\necn_k_bytes = 22500\n";
     type Control = DartControl;
     type Params = DartParams;
+
+    fn extra_classes(p: &DartParams) -> Vec<ClassUse> {
+        let purpose = "short flows' data (Pri-Q)";
+        p.short_flow_priority
+            .map(|class| ClassUse { key: "short_flow_priority", class, explicit: true, purpose })
+            .into_iter()
+            .collect()
+    }
 
     fn read_params(s: &mut Section) -> SpecResult<DartParams> {
         let dcqcn = Dcqcn::read_params(s)?;

@@ -45,7 +45,7 @@ mod invariants;
 pub use config::{Feedback, XpassConfig};
 
 use super::conns::ConnTable;
-use super::{Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
+use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::Rng;
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
@@ -127,7 +127,12 @@ impl Protocol for Xpass {
         "expresspass"
     }
     fn needs(cfg: &XpassConfig) -> Needs {
-        Needs { credit_shaping: Some(cfg.shaping()), ..Needs::default() }
+        let class = |key, class, purpose| ClassUse { key, class, explicit: true, purpose };
+        let classes = vec![
+            class("data_priority", cfg.data_priority, "data"),
+            class("control_priority", cfg.control_priority, "credit requests, credit stops and NACKs"),
+        ];
+        Needs { classes, credit_shaping: Some(cfg.shaping()), ..Needs::default() }
     }
     fn new(cfg: &XpassConfig, env: &TransportEnv) -> Xpass {
         Xpass::new(cfg, env)

@@ -110,6 +110,11 @@ pub trait RateProtocol {
     fn cnp_interval(_params: &Self::Params) -> Time {
         0
     }
+    /// Classes the controller's own keys put packets in (beside `data_priority` and
+    /// `control_priority`), checked against the queues like them.
+    fn extra_classes(_params: &Self::Params) -> Vec<ClassUse> {
+        Vec::new()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -505,7 +510,9 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
     fn needs(cfg: &Self::Config) -> Needs {
         let class = |key, class, purpose| ClassUse { key, class, explicit: true, purpose };
         let (data, control) = (cfg.sender.data_priority, cfg.sender.control_priority);
-        let classes = vec![class("data_priority", data, "data"), class("control_priority", control, "ACKs and NACKs")];
+        let mut classes =
+            vec![class("data_priority", data, "data"), class("control_priority", control, "ACKs and NACKs")];
+        classes.extend(P::extra_classes(&cfg.params));
         Needs { classes, ..Needs::default() }
     }
 
