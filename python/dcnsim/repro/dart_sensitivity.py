@@ -14,6 +14,7 @@ from .base import Check, Repro
 from .common import done, table
 
 THRESHOLDS = (5000, 15000, 20000)
+CEILING = ds.ECN["ecn_k_bytes"]
 DEGREES = (8, 16, 32)
 
 
@@ -23,6 +24,10 @@ def build(quick: bool) -> SweepSpec:
     transport, queue, switch = ds.SETUPS["dart"]
     setups = [[f"dart-{t // 1000}k", transport, {"priorities": 2, **queue},
                {**ds.lossless(quick), **switch, "iofd_threshold_bytes": t}] for t in THRESHOLDS]
+    # The ceiling reading (deflect only while the queue is below the ECN threshold): docs/protocols/dart.md.
+    setups += [[f"dart-{t // 1000}k-ceiling", transport, {"priorities": 2, **queue},
+                {**ds.lossless(quick), **switch, "iofd_threshold_bytes": t, "iofd_ceiling_bytes": CEILING}]
+               for t in (15000, 20000)]
     transport, queue, switch = ds.SETUPS["dcqcn"]
     setups.append(["dcqcn", transport, {"priorities": 2, **queue}, {**ds.lossless(quick), **switch}])
     workloads = [ds._workload(load, "typical", quick, degree=d) for load in loads for d in DEGREES]
@@ -39,10 +44,11 @@ def _key(df, name: str, load: float, degree: int) -> str:
     return d[keep].iloc[0]["key"]
 
 
-def deflections(df, out, threshold: int, load: float = 0.2) -> float:
+def deflections(df, out, threshold: int, load: float = 0.2, suffix: str = "") -> float:
     from ..sweep import load_summary
 
-    return float(load_summary(out, _key(df, f"dart-{threshold // 1000}k", load, 16))["iofd"]["deflections"])
+    name = f"dart-{threshold // 1000}k{suffix}"
+    return float(load_summary(out, _key(df, name, load, 16))["iofd"]["deflections"])
 
 
 def p99(df, out, name: str, load: float, degree: int, q: float = 0.99) -> float:
@@ -57,6 +63,9 @@ def degree_ratio(df, out, degree: int, load: float = 0.2) -> float:
 CHECKS = [
     Check("deflections at a 20 KB threshold / at 15 KB, 20 % load (the paper: IOFD all but disabled)", 0.0, 0.5,
           lambda df, out: deflections(df, out, 20000) / max(1.0, deflections(df, out, 15000))),
+    Check("the same with deflection only below the ECN threshold (our ceiling reading of 'IOFD before ECN')", 0.0,
+          0.5, lambda df, out: deflections(df, out, 20000, suffix="-ceiling")
+          / max(1.0, deflections(df, out, 15000, suffix="-ceiling"))),
     Check("p99 8 KB gain over DCQCN at incast degree 32 / at degree 8, 20 % load (the paper: grows with degree)",
           1.5, 0.25, lambda df, out: degree_ratio(df, out, 32) / degree_ratio(df, out, 8), relative=True),
 ]
@@ -64,14 +73,16 @@ CHECKS = [
 
 def _threshold_rows(df, out, loads) -> list:
     rows = []
+    variants = [(t, "") for t in THRESHOLDS] + [(t, "-ceiling") for t in (15000, 20000)]
     for load in loads:
-        for t in THRESHOLDS:
-            name = f"dart-{t // 1000}k"
+        for t, suffix in variants:
+            name = f"dart-{t // 1000}k{suffix}"
+            label = f"{t // 1000} KB" + (f" (at most {CEILING / 1000:g} KB)" if suffix else "")
             try:
-                rows.append((f"{load:.0%}", f"{t // 1000} KB", f"{p99(df, out, name, load, 16):.1f}",
-                             f"{p99(df, out, name, load, 16, 0.5):.1f}", int(deflections(df, out, t, load))))
+                rows.append((f"{load:.0%}", label, f"{p99(df, out, name, load, 16):.1f}",
+                             f"{p99(df, out, name, load, 16, 0.5):.1f}", int(deflections(df, out, t, load, suffix))))
             except LookupError:
-                rows.append((f"{load:.0%}", f"{t // 1000} KB", "-", "-", "-"))
+                rows.append((f"{load:.0%}", label, "-", "-", "-"))
     return rows
 
 
