@@ -107,3 +107,19 @@ fn dart_rate_fraction_keys_are_checked_and_old_names_fail() {
     );
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+#[test]
+fn an_iofd_ceiling_must_lie_above_the_threshold() {
+    let Err(err) = dcnsim_core::scenario::run(
+        &spec(
+            "seed = 1\nduration_us = 10.0\n[topology]\nkind = \"single_switch\"\nhosts = 2\nhost_rate_gbps = 10.0\n[switch]\n\
+             iofd = true\niofd_ceiling_bytes = 10000\n[transport]\nprotocol = \"dart\"\n[[workload]]\nkind = \"incast\"\n\
+             senders = 1\nsize_bytes = 1000\nat_us = 0.0\n",
+        ),
+        &Default::default(),
+    ) else {
+        panic!("a ceiling below the 15 KB threshold ran")
+    };
+    let err = err.to_string();
+    assert!(err.contains("switch.iofd_ceiling_bytes") && err.contains("above iofd_threshold_bytes"), "{err}");
+}

@@ -1,8 +1,12 @@
-"""Dart's sensitivity to the deflection threshold (issue 13's `dart-sensitivity`; the paper's section
-VI-C): IOFD at 5, 15 (default) and 20 KB in the `dart-scale` set-up (typical mix). The paper: IOFD
-works well at 5-15 KB, while 20 KB, close to the ECN threshold (22.5 KB), leaves IOFD all but
-disabled. We report the 8 KB p99 and median and the number of deflections; the check is the
-deflections at 20 KB as a fraction of those at 15 KB (the paper: about none)."""
+"""Dart's sensitivity (issue 13's `dart-sensitivity`; the paper's section VI-C) in the `dart-scale`
+set-up (typical mix): (1) IOFD's deflection threshold at 5, 15 (default) and 20 KB: the paper finds
+IOFD works well at 5-15 KB, while 20 KB, close to the ECN threshold (22.5 KB), leaves IOFD all but
+disabled; we report the 8 KB p99 and median and the number of deflections, and check the deflections
+at 20 KB as a fraction of those at 15 KB (the paper: about none). (2) The incast degree at 8, 16
+(default) and 32 (the paper's other two degrees are lost; ours), Dart against DCQCN: the paper finds
+Dart's improvement grows with the degree; the check is the p99 ratio (DCQCN / Dart) at 32 over the
+one at 8. The short-flow sizes (2, 4, 8 KB) are in every `dart-scale` run: its report gives the p99
+of each."""
 
 from ..sweep.spec import SweepSpec
 from . import dart_scale as ds
@@ -10,6 +14,8 @@ from .base import Check, Repro
 from .common import done, table
 
 THRESHOLDS = (5000, 15000, 20000)
+CEILING = ds.ECN["ecn_k_bytes"]
+DEGREES = (8, 16, 32)
 
 
 def build(quick: bool) -> SweepSpec:
@@ -17,41 +23,85 @@ def build(quick: bool) -> SweepSpec:
     loads = [0.2] if quick else [0.2, 0.4]
     transport, queue, switch = ds.SETUPS["dart"]
     setups = [[f"dart-{t // 1000}k", transport, {"priorities": 2, **queue},
-               {**ds.LOSSLESS, **switch, "iofd_threshold_bytes": t}] for t in THRESHOLDS]
-    axes = {"name,transport,queue,switch": setups, "workload": [ds._workload(load, ds.MIXES["typical"])
-                                                                for load in loads]}
+               {**ds.lossless(quick), **switch, "iofd_threshold_bytes": t}] for t in THRESHOLDS]
+    # The ceiling reading (deflect only while the queue is below the ECN threshold): docs/protocols/dart.md.
+    setups += [[f"dart-{t // 1000}k-ceiling", transport, {"priorities": 2, **queue},
+                {**ds.lossless(quick), **switch, "iofd_threshold_bytes": t, "iofd_ceiling_bytes": CEILING}]
+               for t in (15000, 20000)]
+    transport, queue, switch = ds.SETUPS["dcqcn"]
+    setups.append(["dcqcn", transport, {"priorities": 2, **queue}, {**ds.lossless(quick), **switch}])
+    workloads = [ds._workload(load, "typical", quick, degree=d) for load in loads for d in DEGREES]
+    axes = {"name,transport,queue,switch": setups, "workload": workloads}
     return SweepSpec(base=s.base, axes=axes, name="dart-sensitivity")
 
 
-def deflections(df, out, threshold: int, load: float = 0.2) -> float:
+def _key(df, name: str, load: float, degree: int) -> str:
+    d = done(df)
+    keep = [v[0] == name and ds._mix_load(w)[1] == round(load, 3) and w[1]["senders"] == degree
+            for v, w in zip(d["name,transport,queue,switch"], d["workload"])]
+    if not any(keep):
+        raise LookupError(f"no finished run for {name}, load {load}, degree {degree}")
+    return d[keep].iloc[0]["key"]
+
+
+def deflections(df, out, threshold: int, load: float = 0.2, suffix: str = "") -> float:
     from ..sweep import load_summary
 
-    return float(load_summary(out, ds._run(df, f"dart-{threshold // 1000}k", "typical", load))["iofd"]["deflections"])
+    name = f"dart-{threshold // 1000}k{suffix}"
+    return float(load_summary(out, _key(df, name, load, 16))["iofd"]["deflections"])
+
+
+def p99(df, out, name: str, load: float, degree: int, q: float = 0.99) -> float:
+    return ds.fct_8k_us(df, out, name, "typical", load, q, run=_key(df, name, load, degree))
+
+
+def degree_ratio(df, out, degree: int, load: float = 0.2) -> float:
+    """p99 of the 8 KB messages, DCQCN / Dart (default threshold)."""
+    return p99(df, out, "dcqcn", load, degree) / p99(df, out, "dart-15k", load, degree)
 
 
 CHECKS = [
     Check("deflections at a 20 KB threshold / at 15 KB, 20 % load (the paper: IOFD all but disabled)", 0.0, 0.5,
           lambda df, out: deflections(df, out, 20000) / max(1.0, deflections(df, out, 15000))),
+    Check("the same with deflection only below the ECN threshold (our ceiling reading of 'IOFD before ECN')", 0.0,
+          0.5, lambda df, out: deflections(df, out, 20000, suffix="-ceiling")
+          / max(1.0, deflections(df, out, 15000, suffix="-ceiling"))),
+    Check("p99 8 KB gain over DCQCN at incast degree 32 / at degree 8, 20 % load (the paper: grows with degree)",
+          1.5, 0.25, lambda df, out: degree_ratio(df, out, 32) / degree_ratio(df, out, 8), relative=True),
 ]
 
 
-def report(df, out: str) -> str:
+def _threshold_rows(df, out, loads) -> list:
     rows = []
-    loads = sorted({ds._mix_load(w)[1] for w in done(df)["workload"]})
+    variants = [(t, "") for t in THRESHOLDS] + [(t, "-ceiling") for t in (15000, 20000)]
     for load in loads:
-        for t in THRESHOLDS:
-            name = f"dart-{t // 1000}k"
+        for t, suffix in variants:
+            name = f"dart-{t // 1000}k{suffix}"
+            label = f"{t // 1000} KB" + (f" (at most {CEILING / 1000:g} KB)" if suffix else "")
             try:
-                p99 = ds.fct_8k_us(df, out, name, "typical", load, 0.99)
-                median = ds.fct_8k_us(df, out, name, "typical", load, 0.5)
-                rows.append((f"{load:.0%}", f"{t // 1000} KB", f"{p99:.1f}", f"{median:.1f}",
-                             int(deflections(df, out, t, load))))
+                rows.append((f"{load:.0%}", label, f"{p99(df, out, name, load, 16):.1f}",
+                             f"{p99(df, out, name, load, 16, 0.5):.1f}", int(deflections(df, out, t, load, suffix))))
             except LookupError:
-                rows.append((f"{load:.0%}", f"{t // 1000} KB", "-", "-", "-"))
+                rows.append((f"{load:.0%}", label, "-", "-", "-"))
+    return rows
+
+
+def report(df, out: str) -> str:
+    loads = sorted({ds._mix_load(w)[1] for w in done(df)["workload"]})
+    rows = []
+    for load in loads:
+        for d in DEGREES:
+            try:
+                a, b = p99(df, out, "dcqcn", load, d), p99(df, out, "dart-15k", load, d)
+                rows.append((f"{load:.0%}", d, f"{a:.1f}", f"{b:.1f}", f"{a / b:.2f}"))
+            except LookupError:
+                rows.append((f"{load:.0%}", d, "-", "-", "-"))
     return ("Dart's deflection threshold: 8 KB completion times (us) and deflections\n"
-            + table(rows, ["load", "threshold", "p99 8 KB", "median 8 KB", "deflections"]))
+            + table(_threshold_rows(df, out, loads), ["load", "threshold", "p99 8 KB", "median 8 KB", "deflections"])
+            + "\n\nIncast degree: p99 of the 8 KB messages (us)\n"
+            + table(rows, ["load", "degree", "DCQCN", "Dart", "DCQCN / Dart"]))
 
 
 REPRO = Repro("dart-sensitivity",
-              "IOFD's deflection threshold 5/15/20 KB: 20 KB, near the ECN threshold, all but disables it",
+              "IOFD's deflection threshold 5/15/20 KB and the incast degree 8/16/32, in the dart-scale set-up",
               "Dart, IEEE/ACM ToN'20, section VI-C", build, report, CHECKS)

@@ -33,6 +33,10 @@
 //! classes. Not modelled: virtual lanes for deadlock avoidance (the fabric is not PFC-blocked
 //! here unless `[switch] pfc` is set), router failures.
 //!
+//! Optional (`ceiling_bytes`, off by default): deflect only while the normal queue is at most a
+//! ceiling, one reading of "IOFD activates before ECN" (section IV-B) under which a 20 KB threshold
+//! below a 22.5 KB ECN threshold leaves IOFD all but disabled, as section VI-C reports.
+//!
 //! Counters per switch: deflections (start packets deflected), DFT-full events (a start packet
 //! that qualified but found no free entry), tokens exhausted (one that qualified but had no token).
 
@@ -51,6 +55,9 @@ pub struct DeflectionConfig {
     pub threshold_bytes: u64,
     /// DFT entries per switch.
     pub entries: usize,
+    /// Deflect only while the normal queue holds at most this (`None`: no ceiling). A reading of
+    /// "IOFD before ECN" in which a queue already above the ECN threshold is left to the fall-back.
+    pub ceiling_bytes: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,6 +133,9 @@ impl Deflection {
         if pkt.seq != 0 || out.bytes <= self.cfg.threshold_bytes || out.role == PortRole::ToHost {
             return normal;
         }
+        if self.cfg.ceiling_bytes.is_some_and(|c| out.bytes > c) {
+            return normal;
+        }
         if tokens == 0 {
             self.counters[s].tokens_exhausted += 1;
             return normal;
@@ -190,7 +200,7 @@ mod tests {
     }
 
     const OWN: [PortId; 4] = [0, 1, 2, 3];
-    const CFG: DeflectionConfig = DeflectionConfig { threshold_bytes: 15_000, entries: 2 };
+    const CFG: DeflectionConfig = DeflectionConfig { threshold_bytes: 15_000, entries: 2, ceiling_bytes: None };
 
     #[test]
     fn a_deflected_message_keeps_its_port_and_its_end_frees_the_entry() {
@@ -243,7 +253,7 @@ mod tests {
 
     #[test]
     fn a_message_back_over_the_same_link_with_fewer_tokens_is_a_new_visit() {
-        let mut d = Deflection::new(DeflectionConfig { threshold_bytes: 15_000, entries: 8 }, 1, 7);
+        let mut d = Deflection::new(DeflectionConfig { entries: 8, ..CFG }, 1, 7);
         let busy = ports([0, 20_000, 0, 0]);
         let first = d.route(0, &mut data(5, 0, false, DEFLECTABLE | 4), 1, &busy, &OWN);
         // The start packet loops back (3 tokens left) and is deflected again: a second entry.
@@ -256,6 +266,16 @@ mod tests {
         assert_eq!(d.in_use(0), 1);
         assert_eq!(d.route(0, &mut data(5, 3, true, DEFLECTABLE | 3), 1, &idle, &OWN), second);
         assert_eq!(d.in_use(0), 0);
+    }
+
+    #[test]
+    fn a_queue_above_the_ceiling_is_left_to_the_fall_back() {
+        let mut d = Deflection::new(DeflectionConfig { ceiling_bytes: Some(22_500), ..CFG }, 1, 7);
+        let between = ports([0, 20_000, 0, 0]);
+        assert_ne!(d.route(0, &mut data(1, 0, false, DEFLECTABLE | 4), 1, &between, &OWN), 1, "in the band");
+        let above = ports([0, 22_501, 0, 0]);
+        assert_eq!(d.route(0, &mut data(2, 0, false, DEFLECTABLE | 4), 1, &above, &OWN), 1, "above the ceiling");
+        assert_eq!(d.counters[0].deflections, 1);
     }
 
     #[test]

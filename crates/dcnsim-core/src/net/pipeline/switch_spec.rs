@@ -218,7 +218,7 @@ fn read_iofd(s: &mut Section) -> SpecResult<Option<DeflectionConfig>> {
         false,
         "in-order flow deflection (Dart, Xue et al. ToN'20): a switch deflects the start packet of a short message (one its sender marked, e.g. dart's short flows) away from an egress queue above iofd_threshold_bytes and pins the message's later packets to the same port in a deflected-flow table",
     )?;
-    for key in ["iofd_threshold_bytes", "iofd_table_entries"] {
+    for key in ["iofd_threshold_bytes", "iofd_table_entries", "iofd_ceiling_bytes"] {
         s.ensure(on || s.is_describe() || !s.has(key), key, "only used with iofd = true")?;
     }
     let threshold = s.u64_or(
@@ -230,5 +230,17 @@ fn read_iofd(s: &mut Section) -> SpecResult<Option<DeflectionConfig>> {
     let entries =
         s.u64_or("iofd_table_entries", 8, "entries", "deflected-flow table entries per switch (Dart: an 8-entry CAM)")?;
     s.ensure((1..=1024).contains(&entries), "iofd_table_entries", format!("must be in [1, 1024], got {entries}"))?;
-    Ok(on.then_some(DeflectionConfig { threshold_bytes: threshold, entries: entries as usize }))
+    let ceiling = s.u64_opt(
+        "iofd_ceiling_bytes",
+        "bytes",
+        "deflect only while the egress queue holds at most this (a reading of Dart's 'IOFD before ECN': set it to the ECN threshold); unset = no ceiling",
+    )?;
+    if let Some(c) = ceiling {
+        s.ensure(
+            c > threshold,
+            "iofd_ceiling_bytes",
+            format!("must be above iofd_threshold_bytes ({threshold}), got {c}"),
+        )?;
+    }
+    Ok(on.then_some(DeflectionConfig { threshold_bytes: threshold, entries: entries as usize, ceiling_bytes: ceiling }))
 }

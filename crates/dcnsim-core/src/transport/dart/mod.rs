@@ -32,7 +32,11 @@
 //! higher throughput than TIMELY and DCQCN. From the text: DFT 8 entries, deflection threshold
 //! 15 KB, ECN threshold 22.5 KB, 4 tokens, AUSS soft-state timeout 2 s. DCQCN's parameters are
 //! the `dcqcn` protocol's keys and defaults (the paper "follows DCQCN's recommendations" with
-//! values lost from our text).
+//! values lost from our text). Every published version we could reach (arXiv HTML and LaTeX
+//! listings, the ToN pages) loses the same math except the abstract's; the evaluation's set-up
+//! numbers (link speed and delay, buffer, long-flow size, load definition, DCTCP's OS overhead,
+//! TIMELY's thresholds) are therefore choices of the `dart-scale` reproduction, each listed with its
+//! reason in docs/protocols/dart.md.
 //!
 //! With exact shares (`apportion_rate_fraction` 1, the paper) the rates add up to the line rate after a
 //! join, so the queue the newcomer built in its first RTT stands (and its marks are suppressed);
