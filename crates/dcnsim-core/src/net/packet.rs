@@ -117,6 +117,10 @@ pub struct Packet {
     /// In-order flow deflection (Dart's IOFD, `net::pipeline::deflection`): bit 7 = the packet's
     /// message may be deflected, bits 0-6 = deflection tokens left; 0 = never deflected.
     pub deflect: u8,
+    /// Postcard-based telemetry: the PB-FS sender marks a data packet PBT-triggering
+    /// (`net::pipeline::postcard`). A field of its own, not a `flags` bit, so that no transport's
+    /// protocol bits (SIRD's probe, dcPIM's RTS) alias it when several transports share a run.
+    pub pbt: bool,
 }
 
 /// `Packet::ingress` of a packet still at its source.
@@ -142,6 +146,7 @@ impl Packet {
             hops: 0,
             ingress: NO_PORT,
             deflect: 0,
+            pbt: false,
         }
     }
 
