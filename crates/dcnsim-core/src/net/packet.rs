@@ -3,7 +3,8 @@
 //!
 //! The generic fields (`seq`, `ack`, `ts`, `aux`) mean what the owning transport says they mean;
 //! each transport documents its use in its header. The network reads only `size`, `dst`, `prio`,
-//! `flags` (ECN bits), `lb` and `path`, and writes `ingress` and `hops` at every switch.
+//! `flags` (ECN bits), `lb`, `path` and the optional stages' own fields (`deflect`, `pbt`), and
+//! writes `ingress` and `hops` at every switch.
 //!
 //! In-band telemetry (INT, for HPCC) does not fit in 64 bytes: the pool keeps it in a side table
 //! indexed like the packets (`net::pipeline::int`), reset when a slot is reused.
