@@ -29,7 +29,7 @@ SENDERS = 100
 
 def build(quick: bool) -> SweepSpec:
     base = pc.base(quick, pfc=True)
-    base["duration_us"], base["measure"] = 6000.0, {"warmup_us": 0.0}
+    base["duration_us"], base["measure"] = 10_000.0, {"warmup_us": 0.0}
     base["workload"] = [{"kind": "incast", "senders": SENDERS, "size_bytes": 3000, "at_us": 500.0, "receiver": 0}]
     ts = [pc.transport(cc, start) for cc in registered() for start in ("line_rate", "pbfs")]
     return SweepSpec(base=base, axes={"workload[0].size_bytes": list(SIZES.values()), "transport": ts},
@@ -96,7 +96,7 @@ def report(df, out: str) -> str:
                              t.get("postcards_received", "-"), t.get("pbfs_rate_reductions", "-")))
     head = ["incast", "CC", "start", "max FCT (us)", "paused (us, all ports)", "PAUSE frames", "max port queue (B)",
             "postcards", "reductions"]
-    return (f"PB-FS incasts: {SENDERS}-to-1 on the lossless fabric (max FCT 'nan': a flow unfinished at 6 ms)\n"
+    return (f"PB-FS incasts: {SENDERS}-to-1 on the lossless fabric (max FCT 'nan': a flow unfinished at 10 ms)\n"
             + table(rows, head))
 
 
