@@ -75,6 +75,7 @@ CHECKS = [
     Check("100 KB incast: PFC pause time with / without PB-FS, HPCC", 0.5, 0.5, _ratio(paused_us, "hpcc", 100_000)),
     Check("100 KB incast: max FCT with / without PB-FS, DCQCN", 1.0, 0.1, _ratio(max_fct_us, "dcqcn", 100_000)),
     Check("100 KB incast: max FCT with / without PB-FS, TIMELY", 1.0, 0.1, _ratio(max_fct_us, "timely", 100_000)),
+    Check("100 KB incast: max FCT with / without PB-FS, HPCC", 1.0, 0.1, _ratio(max_fct_us, "hpcc", 100_000)),
 ]
 
 
