@@ -8,7 +8,7 @@ from dcnsim.repro import get
 
 
 def test_pbfs_fabric_has_the_papers_switches():
-    for name in ("pbfs-fig5", "pbfs-fig6", "pbfs-fig7", "pbfs-fig8"):
+    for name in ("pbfs-fig5", "pbfs-fig6", "pbfs-fig7", "pbfs-fig8", "pbfs-incast"):
         for quick, hosts in ((True, 128), (False, 320)):
             runs = list(get(name).build(quick).runs())
             assert runs, name
@@ -17,6 +17,10 @@ def test_pbfs_fabric_has_the_papers_switches():
             assert topo["pods"] * 4 * 16 == hosts
             assert all(s["switch"]["postcards"] for _, s in runs), name
             resolve(runs[0][1])
+            # The paper's PFC thresholds (11% / 33%: alpha 1/8 and 1/2) and 1000-byte payloads.
+            sw, net = runs[0][1]["switch"], runs[0][1]["net"]
+            assert sw["buffer_alpha_by_rate"] == [[25.0, 0.125], [100.0, 0.5]]
+            assert net["mtu_bytes"] - net["header_bytes"] == 1000
 
 
 def test_pbfs_fig6_quick_passes_its_checks(tmp_path, capsys):

@@ -36,6 +36,15 @@ fn golden_spec(protocol: &str) -> String {
              [transport]\nprotocol = \"{protocol}\"\n{}",
             workloads("fb_hadoop", 0.6, 200_000)
         ),
+        // PB-FS over window CCs: postcards in a class above data, initial windows of about one BDP.
+        "dctcp+pbfs" | "swift+pbfs" => format!(
+            "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 10.0\n\
+             core_rate_gbps = 10.0\n[queue]\npriorities = 2\nlimit_packets = 40\necn = \"step\"\necn_k_packets = 20\n\
+             [switch]\npostcards = true\n[transport]\nprotocol = \"{}\"\nfast_start = \"pbfs\"\n\
+             initial_window_packets = 12\ndata_priority = 1\ncontrol_priority = 0\n{}",
+            protocol.trim_end_matches("+pbfs"),
+            workloads("fb_hadoop", 0.6, 200_000)
+        ),
         "hull" => format!(
             "{head}[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 4\nspines = 2\nhost_rate_gbps = 10.0\n\
              core_rate_gbps = 10.0\n[queue]\nlimit_packets = 40\n[switch]\nphantom_queue = true\n\
@@ -149,6 +158,8 @@ const GOLDEN: &[(&str, u64)] = &[
     ("timely+pbfs", 0x7fb2_6644_efe0_d590),
     ("dctcp_rate+pbfs", 0xd260_1963_cf5c_5137),
     ("hpcc+pbfs", 0x92cb_8cd0_8e26_a8b5),
+    ("dctcp+pbfs", 0xc5ab_6918_2ca3_2a97),
+    ("swift+pbfs", 0x1401_87a4_d23b_6329),
     ("dart", 0x6890_aff8_9d20_f853),
     ("expresspass", 0x5757_0ab3_75ec_2f28),
     ("homa", 0x33c6_f958_3e0f_6ec3),

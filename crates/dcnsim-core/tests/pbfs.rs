@@ -204,6 +204,11 @@ fn bad_keys_name_the_field() {
             "must be",
         ),
         ("[transport]\nprotocol = \"dcqcn\"\nfast_start = \"fast\"\n", "fast_start", "line_rate"),
+        (
+            "[switch]\npostcards = true\n[transport]\nprotocol = \"dctcp\"\nfast_start = \"slow_start\"\n",
+            "transport.fast_start",
+            "own slow_start key",
+        ),
     ];
     for (extra, field, words) in cases {
         let err = dcnsim_core::scenario::run(&spec(&format!("{base}{extra}")), &Default::default())
@@ -211,5 +216,39 @@ fn bad_keys_name_the_field() {
             .unwrap_or_else(|| panic!("{extra} accepted"))
             .to_string();
         assert!(err.contains(field) && err.contains(words), "{extra}: {err}");
+    }
+}
+
+/// PB-FS over window controllers that start with a window of about one BDP (fast start for a
+/// window sender): here 25 Gb/s x ~5 us = 15.6 KB, 11 segments of 1436 bytes.
+const WINDOW_CCS: [&str; 2] = ["dctcp", "swift"];
+const ONE_BDP_WINDOW: &str = "initial_window_packets = 11";
+
+#[test]
+fn window_ccs_with_pbfs_take_postcard_cuts_and_leave_short_flows_alone() {
+    let big = incast(16, 100_000);
+    let short = incast(16, 3000);
+    for p in WINDOW_CCS.into_iter().filter(|p| registered(p)) {
+        let fs = run(p, ONE_BDP_WINDOW, &big);
+        let pb = run(p, &format!("{ONE_BDP_WINDOW}\n{PBFS}"), &big);
+        assert_eq!(counter(&pb, "pbfs_eligible_flows"), 16, "{p}");
+        let (marked, received) = (counter(&pb, "pbt_packets_sent"), counter(&pb, "postcards_received"));
+        assert!((16..=32).contains(&marked), "{p}: {marked} PBT packets (one or two per flow before its first ACK)");
+        assert_eq!(pb.summary["postcards"]["pbt_packets_seen"], marked, "{p}");
+        assert!(counter(&pb, "pbfs_rate_reductions") >= 16, "{p}: every sender's window cut");
+        assert!(received <= 4 * 16, "{p}: {received} postcards for 16 flows");
+        let (q_fs, q_pb) = (queue_to_host0(&fs), queue_to_host0(&pb));
+        eprintln!("{p}: max queue {q_fs} without, {q_pb} with PB-FS; marked {marked}, postcards {received}");
+        // The first RTT's windows (16 x one BDP) are the queue PB-FS cannot prevent; DCTCP's slow
+        // start would double them in the second RTT, PB-FS's cut (to about 1/16 each) stops that.
+        // Swift's delay target keeps its second RTT near the first already.
+        let bound = if p == "dctcp" { 0.85 * q_fs as f64 } else { q_fs as f64 - 1.0 };
+        assert!(q_pb as f64 <= bound, "{p}: max queue {q_pb} with PB-FS vs {q_fs} without");
+        assert_eq!(u64s(&pb.flows, "end_ps").len(), 16);
+        // Flows shorter than tau: nothing marks, nothing changes.
+        let off = run(p, ONE_BDP_WINDOW, &short);
+        let on = run(p, &format!("{ONE_BDP_WINDOW}\n{PBFS}"), &short);
+        assert_eq!((counter(&on, "pbfs_eligible_flows"), counter(&on, "pbt_packets_sent")), (0, 0), "{p}");
+        assert_eq!(opt_u64s(&on.flows, "end_ps"), opt_u64s(&off.flows, "end_ps"), "{p}: short flows are untouched");
     }
 }

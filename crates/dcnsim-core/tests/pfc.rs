@@ -233,6 +233,30 @@ fn a_host_nic_pause_stops_its_switch_port_until_resumed() {
     net.check_conservation().unwrap();
 }
 
+/// The PB-FS paper's thresholds (11% of the free buffer at 25 Gb/s ports, 33% at 100 Gb/s) are
+/// what alpha 1/8 and 1/2 fill alone, alpha / (1 + alpha): listing those alphas per rate is the
+/// shift rule's run bit for bit; a smaller alpha pauses a lossless incast earlier and more often.
+#[test]
+fn alpha_by_rate_matches_the_shift_rule_and_a_smaller_alpha_pauses_more() {
+    let topo = "kind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 8\nspines = 1\nhost_rate_gbps = 25.0\ncore_rate_gbps = 100.0";
+    let flows: Vec<_> = (0..8).map(|h| (h, 8 + h % 2, 400_000, 0.0)).collect();
+    let run = |name: &str, alpha: &str| {
+        run_flows(name, topo, &format!("buffer_bytes = 2000000\npfc = true\n{alpha}"), &flows)
+    };
+    let shift = run("alpha_shift", "buffer_alpha_shift = 3");
+    let listed = run("alpha_listed", "buffer_alpha_by_rate = [[25, 0.125], [100, 0.5]]");
+    let literal = run("alpha_literal", "buffer_alpha_by_rate = [[25, 0.03], [100, 0.1]]");
+    assert_eq!(shift.flows, listed.flows, "alpha 1/8 and 1/2 listed by rate must be the shift rule exactly");
+    assert_eq!(shift.summary["pfc"], listed.summary["pfc"]);
+    for out in [&shift, &literal] {
+        assert!(finished_all(out));
+        assert_eq!(out.summary["queues"]["drops"], 0, "lossless");
+    }
+    let pauses = |o: &RunOutput| o.summary["pfc"]["pause_frames_sent"].as_u64().unwrap();
+    assert!(pauses(&shift) > 0, "the incast must fill the buffer: {}", shift.summary["pfc"]);
+    assert!(pauses(&literal) > pauses(&shift), "{} vs {}", pauses(&literal), pauses(&shift));
+}
+
 #[test]
 fn switch_spec_errors_name_the_field() {
     let base = "duration_us = 100.0\n[topology]\nkind = \"single_switch\"\nhosts = 3\nhost_rate_gbps = 10.0\n\
@@ -290,6 +314,42 @@ fn switch_spec_errors_name_the_field() {
             "[switch]\nbuffer_bytes = 20000\npfc = true\n",
             "switch.buffer_bytes",
             "switch switch0 sets aside",
+        ),
+        case(
+            "alpha by rate without a buffer",
+            "[switch]\nbuffer_alpha_by_rate = [[10, 0.125]]\n",
+            "switch.buffer_alpha_by_rate",
+            "only used with buffer_bytes",
+        ),
+        case(
+            "alpha by rate and shift",
+            "[switch]\nbuffer_bytes = 100000\nbuffer_alpha_shift = 2\nbuffer_alpha_by_rate = [[10, 0.125]]\n",
+            "switch.buffer_alpha_by_rate",
+            "either buffer_alpha_shift or",
+        ),
+        case(
+            "alpha by rate not a pair",
+            "[switch]\nbuffer_bytes = 100000\nbuffer_alpha_by_rate = [[10, 0.125], [40]]\n",
+            "switch.buffer_alpha_by_rate[1]",
+            "expected [rate_gbps, alpha]",
+        ),
+        case(
+            "alpha out of range",
+            "[switch]\nbuffer_bytes = 100000\nbuffer_alpha_by_rate = [[10, 0.0]]\n",
+            "switch.buffer_alpha_by_rate[0]",
+            "alpha must be in",
+        ),
+        case(
+            "rate listed twice",
+            "[switch]\nbuffer_bytes = 100000\nbuffer_alpha_by_rate = [[10, 0.1], [10.0, 0.2]]\n",
+            "switch.buffer_alpha_by_rate[1]",
+            "listed twice",
+        ),
+        case(
+            "a port rate not listed",
+            "[switch]\nbuffer_bytes = 100000\nbuffer_alpha_by_rate = [[25, 0.11]]\n",
+            "switch.buffer_alpha_by_rate",
+            "no alpha for the 10 Gb/s port",
         ),
         case(
             "deadlock check interval",

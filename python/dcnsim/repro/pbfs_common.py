@@ -9,15 +9,17 @@ host links, 100 Gb/s fabric links, 2 us per link, 8 MB shared buffers. The DC_RT
 is about 25 us as in the paper.
 
 Choices where the paper or our model differ (docs/protocols/pbfs.md lists them all):
-- PFC thresholds: the paper's 11% (25 Gb/s ports) and 33% (100 Gb/s) of the free buffer are not
-  expressible in our dynamic thresholds, which halve the shift per doubling of the port rate: we
-  use 1/8 (12.5%) at 25 Gb/s, hence 1/2 at 100 Gb/s (`buffer_alpha_shift = 3`);
-- packets carry 1460 payload bytes (48 header bytes): imc10's smallest flows (1460 B, half of all
-  flows) are then one packet, as the paper's "flows shorter than 1,000 bytes (50% of all flows)" are
-  one packet of the HPCC reference's 1000-byte payloads;
+- PFC thresholds: the paper's "11% of the free buffer" (25 Gb/s ports) and "33%" (100 Gb/s) are
+  what a lone port fills under the HPCC reference's dynamic thresholds alpha = 1/8 at the host rate
+  and 1/2 at 4x it: alpha / (1 + alpha) = 1/9 and 1/3. We set those alphas per rate
+  (`buffer_alpha_by_rate`; the same thresholds as `buffer_alpha_shift = 3`);
+- packets carry 1000 payload bytes (48 header bytes), the reference simulator's payload (the
+  paper's slot of ~4.5 full-sized packets = 1,560 ns at 25 Gb/s is a 1048-byte packet), and flow
+  sizes are imc10's in such packets (`imc10_pbfs`): half of all flows are one 1000-byte packet, the
+  paper's "flows shorter than 1,000 bytes (50% of all flows)";
 - ECN (DCQCN, rate DCTCP): the HPCC reference's RED at 25 Gb/s host ports (Kmin 100 KB, Kmax 400 KB,
   Pmax 0.2) and at 100 Gb/s fabric ports (400 KB, 1600 KB);
-- short flows are those of at most 10220 B (7 packets; 80% of imc10 flows, the paper's "~80%"); the
+- short flows are those of at most 7000 B (7 packets; 80% of the flows, the paper's "~80%"); the
   size groups are one packet, 2-4 packets and 5-7 packets.
 """
 
@@ -27,9 +29,13 @@ import math
 
 # The PB-FS paper's CCs with their dcnsim names.
 CCS = {"DCQCN": "dcqcn", "TIMELY": "timely", "HPCC": "hpcc"}
-SHORT_BYTES = 10_220
-GROUPS = [("1 pkt", 0, 1460), ("2-4 pkts", 1461, 5840), ("5-7 pkts", 5841, 10_220)]
-NET = {"mtu_bytes": 1508, "header_bytes": 48, "control_bytes": 64}
+PAYLOAD = 1000
+SHORT_BYTES = 7 * PAYLOAD
+GROUPS = [("1 pkt", 0, PAYLOAD), ("2-4 pkts", PAYLOAD + 1, 4 * PAYLOAD), ("5-7 pkts", 4 * PAYLOAD + 1, SHORT_BYTES)]
+NET = {"mtu_bytes": PAYLOAD + 48, "header_bytes": 48, "control_bytes": 64}
+CDF = "imc10_pbfs"
+# Dynamic-threshold alpha per port rate: a lone port fills alpha / (1 + alpha) = 11% / 33% of the buffer.
+ALPHA_BY_RATE = [[25.0, 0.125], [100.0, 0.5]]
 RED = {"ecn": "red", "ecn_at": "dequeue", "red_pmax": 0.2}
 
 
@@ -47,7 +53,7 @@ def queues() -> dict:
 
 def switch(pfc: bool, buffer_bytes: int = 8_000_000) -> dict:
     """Shared buffers, INT (HPCC) and CC-postcards (N = 8, Delta = 6); PFC for the lossless runs."""
-    s = {"buffer_bytes": buffer_bytes, "buffer_alpha_shift": 3, "int": True, "postcards": True,
+    s = {"buffer_bytes": buffer_bytes, "buffer_alpha_by_rate": ALPHA_BY_RATE, "int": True, "postcards": True,
          "postcard_slots": 8, "postcard_recent_packets": 6}
     if pfc:
         s["pfc"] = True
@@ -64,8 +70,8 @@ def transport(cc: str, start: str, recovery: str = "go_back_n", **extra) -> dict
 
 
 def workload(stop_us: float, load: float = 0.7) -> list:
-    """imc10 at `load`; arrivals stop at `stop_us` so that the counted flows finish."""
-    return [{"kind": "poisson", "load": load, "cdf": "imc10", "stop_us": stop_us}]
+    """imc10 (in 1000-byte packets) at `load`; arrivals stop at `stop_us` so that the counted flows finish."""
+    return [{"kind": "poisson", "load": load, "cdf": CDF, "stop_us": stop_us}]
 
 
 def base(quick: bool, pfc: bool, buffer_bytes: int = 8_000_000, seed: int = 1) -> dict:

@@ -35,7 +35,7 @@ CHECKS = [
     # "over eight times shorter" p95 for DCQCN and TIMELY (short flows); HPCC 10% for flows < 1 KB.
     Check("p95 short-flow FCT without / with PB-FS, DCQCN", 8.0, 0.5, _p95_gain("dcqcn"), relative=True),
     Check("p95 short-flow FCT without / with PB-FS, TIMELY", 8.0, 0.5, _p95_gain("timely"), relative=True),
-    Check("p95 one-packet FCT without / with PB-FS, HPCC", 1.1, 0.1, _p95_gain("hpcc", 1460)),
+    Check("p95 one-packet FCT without / with PB-FS, HPCC", 1.1, 0.1, _p95_gain("hpcc", pc.PAYLOAD)),
     # Maximum queue lengths 63%, 87% and 30% lower.
     Check("max queue reduction by PB-FS, DCQCN", 0.63, 0.2, _queue_cut("dcqcn")),
     Check("max queue reduction by PB-FS, TIMELY", 0.87, 0.2, _queue_cut("timely")),

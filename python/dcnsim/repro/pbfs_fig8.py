@@ -18,8 +18,8 @@ def build(quick: bool) -> SweepSpec:
 
 
 def _one_packet_gain(cc: str):
-    return lambda df, out: 1.0 - pc.ratio(pc.short_fct_us(df, out, cc, "pbfs", 0.95, 0, 1460),
-                                          pc.short_fct_us(df, out, cc, "line_rate", 0.95, 0, 1460))
+    return lambda df, out: 1.0 - pc.ratio(pc.short_fct_us(df, out, cc, "pbfs", 0.95, 0, pc.PAYLOAD),
+                                          pc.short_fct_us(df, out, cc, "line_rate", 0.95, 0, pc.PAYLOAD))
 
 
 def _queue_cut(cc: str):

@@ -3,7 +3,8 @@
 //!
 //! The generic fields (`seq`, `ack`, `ts`, `aux`) mean what the owning transport says they mean;
 //! each transport documents its use in its header. The network reads only `size`, `dst`, `prio`,
-//! `flags` (ECN bits), `lb` and `path`, and writes `ingress` and `hops` at every switch.
+//! `flags` (ECN bits), `lb`, `path` and the optional stages' own fields (`deflect`, `pbt`), and
+//! writes `ingress` and `hops` at every switch.
 //!
 //! In-band telemetry (INT, for HPCC) does not fit in 64 bytes: the pool keeps it in a side table
 //! indexed like the packets (`net::pipeline::int`), reset when a slot is reused.
@@ -117,6 +118,10 @@ pub struct Packet {
     /// In-order flow deflection (Dart's IOFD, `net::pipeline::deflection`): bit 7 = the packet's
     /// message may be deflected, bits 0-6 = deflection tokens left; 0 = never deflected.
     pub deflect: u8,
+    /// Postcard-based telemetry: the PB-FS sender marks a data packet PBT-triggering
+    /// (`net::pipeline::postcard`). A field of its own, not a `flags` bit, so that no transport's
+    /// protocol bits (SIRD's probe, dcPIM's RTS) alias it when several transports share a run.
+    pub pbt: bool,
 }
 
 /// `Packet::ingress` of a packet still at its source.
@@ -142,6 +147,7 @@ impl Packet {
             hops: 0,
             ingress: NO_PORT,
             deflect: 0,
+            pbt: false,
         }
     }
 

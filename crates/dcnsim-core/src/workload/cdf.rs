@@ -195,6 +195,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("google_rpc_w3", include_str!("../../data/workloads/google_rpc_w3.cdf")),
     ("google_search_w2", include_str!("../../data/workloads/google_search_w2.cdf")),
     ("imc10", include_str!("../../data/workloads/imc10.cdf")),
+    ("imc10_pbfs", include_str!("../../data/workloads/imc10_pbfs.cdf")),
     ("websearch", include_str!("../../data/workloads/websearch.cdf")),
     ("websearch_pfabric", include_str!("../../data/workloads/websearch_pfabric.cdf")),
     ("websearch_w5", include_str!("../../data/workloads/websearch_w5.cdf")),

@@ -1,6 +1,6 @@
 //! CC-postcards of PB-FS (D. Aaronson and R. Cohen, "PB-FS: Postcard-Based Fast Start", IFIP
-//! Networking 2024, section III-C): a switch that receives a PBT-triggering data packet (flag
-//! [`PBT`], set by the rate sender's PB-FS layer, `transport/rate/fast_start.rs`) for an egress
+//! Networking 2024, section III-C): a switch that receives a PBT-triggering data packet (field
+//! `Packet::pbt`, set by the rate sender's PB-FS layer, `transport/rate/fast_start.rs`) for an egress
 //! port it finds congested sends the packet's sender a CC-postcard at high priority.
 //!
 //! Per switch egress port the stage keeps, for the last N complete time slots (DC_RTT = 2N
@@ -28,21 +28,19 @@
 //! Packet fields of a postcard (the switch writes them, the rate sender reads them):
 //! `seq` = I_p (bytes), `ack` = T in Mb/s << 32 | Q^1 (bytes, saturated at 2^32 - 1),
 //! `ts` = recentMarkedBytes << 32 | recentBytes, `aux` = distance << 24 | switch index.
-//! The PBT mark is `flags::PROTO2` on data packets (SIRD uses the same bit for its probes: a run
-//! with SIRD and postcards would send SIRD useless postcards, which it ignores).
+//! The PBT mark is the packet's own `pbt` field, not a protocol flag bit: SIRD's probes and dcPIM's
+//! RTSs use `flags::PROTO2`, and a run with several transports must not take them for PBT packets.
 
 use std::collections::VecDeque;
 
 use crate::engine::events::EventQueue;
 use crate::engine::time::{from_us, Rate, Time};
 use crate::net::network::Network;
-use crate::net::packet::{flags, LoadBalancing, Packet, PacketId, PacketKind};
+use crate::net::packet::{LoadBalancing, Packet, PacketId, PacketKind};
 use crate::net::port::{NodeId, PortId};
 use crate::net::QueueConfigs;
 use crate::scenario::reader::{Section, SpecError, SpecResult};
 
-/// The PBT-triggering mark on a data packet.
-pub const PBT: u8 = flags::PROTO2;
 /// The most slots a port's history keeps (N).
 pub const MAX_SLOTS: u32 = 64;
 
@@ -285,7 +283,7 @@ impl Network {
         let packet = *self.pool.get(pkt);
         let Some(pc) = self.postcards.as_deref_mut() else { return };
         let (queue_now, rate) = (self.ports[out as usize].bytes, self.ports[out as usize].rate);
-        let marked = packet.kind == PacketKind::Data && packet.has(PBT);
+        let marked = packet.kind == PacketKind::Data && packet.pbt;
         let h = &mut pc.ports[out as usize];
         h.advance(now / pc.slot, queue_now);
         h.arrive(now, pc.params.recent, packet.size, marked);
@@ -345,7 +343,7 @@ mod tests {
         let mut p = Packet::new(PacketKind::Data, 7, 0, 2, size);
         p.prio = 1;
         if marked {
-            p.flags |= PBT;
+            p.pbt = true;
         }
         let id = n.pool.alloc(p);
         n.switch_arrival(0, 3, id, from_us(us), ev);
@@ -386,6 +384,20 @@ mod tests {
         arrive(&mut n, &mut ev, 6.2, 1000, false);
         arrive(&mut n, &mut ev, 6.3, 1000, true);
         assert_eq!(sent(&n), 2);
+    }
+
+    /// Other transports' protocol bits (SIRD's probe and dcPIM's RTS are `flags::PROTO2`, which
+    /// was PB-FS's mark) on a data packet to a congested port trigger nothing: only `pbt` does.
+    #[test]
+    fn only_the_pbt_field_triggers_postcards() {
+        let (mut n, mut ev) = steady(&[1401]);
+        let mut p = Packet::new(PacketKind::Data, 9, 0, 2, 1000);
+        p.flags = u8::MAX;
+        let id = n.pool.alloc(p);
+        n.switch_arrival(0, 3, id, from_us(6.1), &mut ev);
+        assert_eq!((sent(&n), n.postcards.as_deref().unwrap().triggers_seen[0]), (0, 0));
+        arrive(&mut n, &mut ev, 6.2, 1000, true);
+        assert_eq!(sent(&n), 1, "the port is congested: a PBT packet gets its postcard");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use super::deflection::Deflection;
 use super::pfc::{Pfc, PFC_FRAME_BYTES};
 use super::phantom::{PhantomPort, PhantomQueue, Phantoms};
 use super::rcp::{Rcp, RcpPort, RcpSwitch};
-use super::shared_buffer::{BufferPort, Buffers, SwitchBuffer};
+use super::shared_buffer::{BufferPort, Buffers, SwitchBuffer, ALPHA_ONE};
 use super::switch_spec::SwitchConfig;
 use crate::net::network::Network;
 use crate::net::port::{PortId, PortRole};
@@ -107,18 +107,33 @@ impl Network {
         up.rate.bytes_in(window) + 3 * max_packet as u64
     }
 
+    /// A port's dynamic-threshold alpha (units of 2^-16): listed by its rate, or the shift rule
+    /// (one less per doubling of the rate above the hosts').
+    fn buffer_alpha(&self, sw: &SwitchConfig, p: PortId, host_rate: u64) -> Result<u64, SpecError> {
+        let bps = self.ports[p as usize].rate.bps();
+        if !sw.alpha_by_rate.is_empty() {
+            let listed = sw.alpha_by_rate.iter().find(|e| e.0 == bps).map(|e| e.1);
+            return listed.ok_or_else(|| SpecError {
+                field: "switch.buffer_alpha_by_rate".into(),
+                message: format!(
+                    "no alpha for the {} Gb/s port {}: list every port rate of the fabric",
+                    self.ports[p as usize].rate.gbps(),
+                    self.port_name(p)
+                ),
+            });
+        }
+        let (mut shift, mut r) = (sw.alpha_shift, host_rate);
+        while r < bps && shift > 0 {
+            r = r.saturating_mul(2);
+            shift -= 1;
+        }
+        Ok(ALPHA_ONE >> shift)
+    }
+
     fn shared_buffers(&self, sw: &SwitchConfig, size: u64, max_packet: u32) -> Result<Buffers, SpecError> {
         let host_rate = (0..self.hosts).map(|h| self.nic_rate(h).bps()).min().unwrap_or(1);
         let lossless_classes = sw.lossless.count_ones();
-        // The threshold shift of a port: one less than alpha's per doubling of its rate.
-        let shift_of = |p: PortId| {
-            let (mut shift, mut r) = (sw.alpha_shift, host_rate);
-            while r < self.ports[p as usize].rate.bps() && shift > 0 {
-                r = r.saturating_mul(2);
-                shift -= 1;
-            }
-            shift
-        };
+        let alpha_of = |p: PortId| self.buffer_alpha(sw, p, host_rate);
         let mut b = Buffers {
             switches: vec![SwitchBuffer { size, ..Default::default() }; self.tiers.len()],
             ports: vec![BufferPort::default(); self.ports.len()],
@@ -148,9 +163,9 @@ impl Network {
                     }
                 };
                 let ingress = &mut b.ports[p as usize];
-                (ingress.into, ingress.headroom, ingress.shift) = (s as u32, headroom, shift_of(p));
+                (ingress.into, ingress.headroom, ingress.alpha_q16) = (s as u32, headroom, alpha_of(p)?);
                 let out = &mut b.ports[egress as usize];
-                (out.owner, out.shift) = (s as u32, shift_of(egress));
+                (out.owner, out.alpha_q16) = (s as u32, alpha_of(egress)?);
                 buffer.headroom_total += lossless_classes as u64 * headroom;
                 buffer.reserve_total += lossless_classes as u64 * sw.reserve_bytes;
             }

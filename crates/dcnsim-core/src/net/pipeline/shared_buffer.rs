@@ -3,10 +3,12 @@
 //! are set aside a reserve and a PFC headroom per (ingress port, lossless class); the rest is the
 //! shared pool. With `free` the shared pool not in use, a port's threshold is
 //!
-//!   T(port) = free >> shift(port),
+//!   T(port) = alpha(port) x free,
 //!
-//! `shift` being the alpha shift at ports of the host rate, one less per doubling of the port's
-//! rate (ns-3: 3 at 100 G, 1 at 400 G).
+//! alpha by default 2^-shift, `shift` being the alpha shift at ports of the host rate, one less per
+//! doubling of the port's rate (ns-3: 3 at 100 G, 1 at 400 G); or given per port rate
+//! (`buffer_alpha_by_rate`). Alpha is kept in units of 2^-16, so a power of two is exact (the
+//! threshold is the shift's).
 //!
 //! Lossless (PFC) classes are accounted to the port they came in on (their *ingress*: the link from
 //! the upstream node), as in ns-3: per (ingress, class) the first `reserve` bytes are guaranteed,
@@ -61,15 +63,25 @@ impl SwitchBuffer {
     }
 }
 
+/// Alpha in units of 2^-16 (`ALPHA_ONE` = 1).
+pub const ALPHA_ONE: u64 = 1 << 16;
+
+/// `alpha x free`, alpha in units of 2^-16; a power of two gives exactly `free >> shift`.
+#[inline]
+pub fn dynamic_threshold(free: u64, alpha_q16: u64) -> u64 {
+    ((free as u128 * alpha_q16 as u128) >> 16) as u64
+}
+
 /// Buffer state by port: as the ingress of the switch its link enters (lossless accounting), and
-/// its threshold shift as an ingress or an egress (both by its rate).
+/// its threshold's alpha as an ingress or an egress (both by its rate).
 #[derive(Clone, Debug)]
 pub struct BufferPort {
     /// Index (node - hosts) of the switch this port's link enters; `u32::MAX` for links into hosts.
     pub into: u32,
     /// Index of the switch that owns this port; `u32::MAX` for host NICs.
     pub owner: u32,
-    pub shift: u8,
+    /// Dynamic threshold factor, in units of 2^-16.
+    pub alpha_q16: u64,
     /// As an ingress: reserve and shared bytes held, per class.
     pub used: [u64; CLASSES],
     /// As an ingress: headroom bytes held, per class.
@@ -85,7 +97,7 @@ impl Default for BufferPort {
         BufferPort {
             into: u32::MAX,
             owner: u32::MAX,
-            shift: 0,
+            alpha_q16: ALPHA_ONE,
             used: [0; CLASSES],
             hdrm: [0; CLASSES],
             headroom: 0,
@@ -125,14 +137,14 @@ impl Buffers {
     #[inline]
     pub fn ingress_threshold(&self, ingress: PortId) -> u64 {
         let i = &self.ports[ingress as usize];
-        self.switches[i.into as usize].free() >> i.shift
+        dynamic_threshold(self.switches[i.into as usize].free(), i.alpha_q16)
     }
 
     /// The dynamic threshold on a lossy egress queue.
     #[inline]
     pub fn egress_threshold(&self, egress: PortId) -> u64 {
         let e = &self.ports[egress as usize];
-        self.switches[e.owner as usize].free() >> e.shift
+        dynamic_threshold(self.switches[e.owner as usize].free(), e.alpha_q16)
     }
 
     #[inline]
@@ -305,9 +317,10 @@ mod tests {
 
     /// One switch; ports 0 and 1 enter it, port 2 leaves it; class 1 lossless, class 0 lossy.
     fn buffers(size: u64, headroom: u64, shift: u8) -> Buffers {
-        let into = |_| BufferPort { into: 0, headroom, shift, ..Default::default() };
+        let alpha_q16 = ALPHA_ONE >> shift;
+        let into = |_| BufferPort { into: 0, headroom, alpha_q16, ..Default::default() };
         let mut ports: Vec<BufferPort> = (0..2).map(into).collect();
-        ports.push(BufferPort { owner: 0, shift, ..Default::default() });
+        ports.push(BufferPort { owner: 0, alpha_q16, ..Default::default() });
         Buffers {
             switches: vec![SwitchBuffer {
                 size,
@@ -373,6 +386,32 @@ mod tests {
         }
         assert!(resumed_at.is_some_and(|k| k + 1 < admitted), "resumes before it drains: {resumed_at:?}");
         assert_eq!((b.switches[0].shared_used, b.switches[0].headroom_used, b.held(0, 1)), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_power_of_two_alpha_is_the_shift_and_a_fraction_scales_free() {
+        for free in [0, 1, 7, 1000, 123_456_789, u64::from(u32::MAX) * 1000] {
+            for shift in 0..=16 {
+                assert_eq!(dynamic_threshold(free, ALPHA_ONE >> shift), free >> shift, "free {free} shift {shift}");
+            }
+        }
+        // alpha = 0.33 (21627 / 65536): 8 MB free gives 0.33 x 8 MB to within 2^-16 of it.
+        let q = (0.33 * ALPHA_ONE as f64).round() as u64;
+        let t = dynamic_threshold(8_000_000, q);
+        assert!((t as f64 - 0.33 * 8e6).abs() <= 8e6 / ALPHA_ONE as f64, "{t}");
+    }
+
+    /// A lossless pair alone under alpha holds alpha / (1 + alpha) of the shared pool at most
+    /// (Choudhury & Hahne): 1/9 = 11% for alpha 1/8, 1/3 = 33% for alpha 1/2.
+    #[test]
+    fn alone_a_pair_fills_alpha_over_one_plus_alpha_of_the_pool() {
+        for (shift, share) in [(3u8, 1.0 / 9.0), (1, 1.0 / 3.0)] {
+            let pool = 900_000u64;
+            let mut b = buffers(pool + 2 * 1000 + 2 * 100_000, 100_000, shift);
+            while b.admit_lossless(0, 1, 100) != Verdict::Headroom {}
+            let got = b.switches[0].shared_used as f64 / pool as f64;
+            assert!((got - share).abs() < 0.001, "shift {shift}: {got} of the pool, expected {share}");
+        }
     }
 
     #[test]

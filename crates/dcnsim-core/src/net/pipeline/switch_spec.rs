@@ -13,6 +13,8 @@ pub struct SwitchConfig {
     pub buffer_bytes: Option<u64>,
     /// Dynamic threshold shift at ports of the host rate (one less per doubling of port rate).
     pub alpha_shift: u8,
+    /// Alpha per port rate instead of the shift rule: (rate in b/s, alpha in units of 2^-16).
+    pub alpha_by_rate: Vec<(u64, u64)>,
     /// Guaranteed bytes per (ingress port, lossless class).
     pub reserve_bytes: u64,
     /// PFC on the classes in `lossless` (bit c); 0 = no PFC.
@@ -39,6 +41,7 @@ impl Default for SwitchConfig {
         SwitchConfig {
             buffer_bytes: None,
             alpha_shift: 3,
+            alpha_by_rate: Vec::new(),
             reserve_bytes: 4096,
             lossless: 0,
             headroom_bytes: None,
@@ -123,6 +126,7 @@ impl SwitchConfig {
         )?;
         s.ensure(alpha_shift <= 16, "buffer_alpha_shift", format!("must be at most 16, got {alpha_shift}"))?;
         self.alpha_shift = alpha_shift as u8;
+        self.alpha_by_rate = read_alpha_by_rate(s, has_buffer)?;
         if let Some(b) = self.buffer_bytes {
             s.ensure(b > 0, "buffer_bytes", "a zero-size buffer cannot hold any packet")?;
             for (role, q) in [("to_host", &queues.to_host), ("fabric", &queues.fabric)] {
@@ -183,6 +187,40 @@ impl SwitchConfig {
         self.deadlock_check = from_us(check_us);
         Ok(())
     }
+}
+
+/// `buffer_alpha_by_rate`: `[[rate_gbps, alpha], ...]`, one entry per port rate of the fabric.
+fn read_alpha_by_rate(s: &mut Section, has_buffer: bool) -> SpecResult<Vec<(u64, u64)>> {
+    const KEY: &str = "buffer_alpha_by_rate";
+    let given = s.has(KEY);
+    let rows = s.array_opt(
+        KEY,
+        "array of [rate_gbps, alpha]",
+        "dynamic threshold per port rate, instead of buffer_alpha_shift's rule: a queue (or lossless ingress) of a port of rate_gbps may hold up to alpha x (free shared buffer); alone it then fills alpha / (1 + alpha) of it (alpha 1/8: 11%, 1/2: 33%); every port rate of the fabric must be listed; unset = buffer_alpha_shift",
+    )?;
+    s.ensure(!given || has_buffer, KEY, "only used with buffer_bytes (a shared buffer)")?;
+    s.ensure(!given || !s.has("buffer_alpha_shift"), KEY, "set either buffer_alpha_shift or buffer_alpha_by_rate")?;
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for (i, row) in rows.into_iter().flatten().enumerate() {
+        let field = format!("{KEY}[{i}]");
+        let pair = row.as_array().map(|a| a.iter().map(|v| v.as_f64()).collect::<Vec<_>>());
+        let Some([Some(gbps), Some(alpha)]) = pair.as_deref() else {
+            return Err(s.err(&field, "expected [rate_gbps, alpha], two numbers"));
+        };
+        if !(gbps.is_finite() && *gbps > 0.0 && *gbps <= 1e5) {
+            return Err(s.err(&field, format!("rate must be in (0, 100000] Gb/s, got {gbps}")));
+        }
+        if !(alpha.is_finite() && *alpha >= 1.0 / 65536.0 && *alpha <= 256.0) {
+            return Err(s.err(&field, format!("alpha must be in [2^-16, 256], got {alpha}")));
+        }
+        let bps = (gbps * 1e9).round() as u64;
+        if out.iter().any(|e| e.0 == bps) {
+            return Err(s.err(&field, format!("{gbps} Gb/s is listed twice")));
+        }
+        out.push((bps, (alpha * 65536.0).round() as u64));
+    }
+    s.ensure(!given || !out.is_empty(), KEY, "list at least one [rate_gbps, alpha]")?;
+    Ok(out)
 }
 
 /// `pfc_classes` as a class mask (default every class), checked against the port queues.

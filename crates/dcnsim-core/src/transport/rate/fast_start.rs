@@ -61,7 +61,8 @@ impl FastStart {
             &["line_rate", "slow_start", "pbfs"],
             "line_rate",
             "how a flow starts: line_rate (the controller's own start), slow_start \
-             (from slow_start_initial_rate_gbps, doubling per RTT until the first congestion signal), pbfs (PB-FS, \
+             (rate protocols only; from slow_start_initial_rate_gbps, doubling per RTT until the first congestion signal), \
+             pbfs (PB-FS, \
              Aaronson and Cohen, IFIP Networking 2024: line rate, corrected by the switches' CC-postcards; needs \
              [switch] postcards = true)",
         )?;

@@ -49,7 +49,7 @@ pub mod ext;
 pub mod fast_start;
 pub mod receiver;
 pub mod sender;
-mod start;
+pub mod start;
 #[cfg(test)]
 mod tests;
 

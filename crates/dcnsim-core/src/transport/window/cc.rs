@@ -76,6 +76,9 @@ pub trait CongestionControl {
     fn on_rto(&mut self, loss: &LossInfo);
     /// Bytes that may be in flight. Always at least one MSS.
     fn window_bytes(&self) -> f64;
+    /// Sets the window to `bytes` (within the controller's bounds), as after a congestion cut: the
+    /// controller continues from it without slow start (PB-FS's rate correction, `window::pbfs`).
+    fn set_window(&mut self, now: Time, bytes: f64);
     /// When set, the sender spaces data packets at this rate (else it sends as the window opens).
     fn pacing_rate(&self) -> Option<Rate> {
         None

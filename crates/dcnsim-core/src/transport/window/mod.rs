@@ -5,6 +5,7 @@
 //! protocols.
 
 pub mod cc;
+pub mod pbfs;
 pub mod pool;
 pub mod sender;
 #[cfg(test)]
@@ -16,6 +17,8 @@ use super::{ClassUse, Conformance, Ctx, LoneFlow, Needs, Protocol, SpecEnv, Tran
 use crate::engine::time::from_us;
 use crate::net::packet::{FlowId, HostId, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
+use crate::transport::rate::fast_start::{FastStart, Pbfs};
+use crate::transport::rate::start::StartCounters;
 use cc::{CongestionControl, WindowSetup};
 use pool::{Pools, Take, Warm};
 use sender::{Conn, Counters, SenderConfig, Status, TIMER_PACE, TIMER_RTO};
@@ -65,6 +68,8 @@ pub struct WindowConfig<P> {
     /// Persistent connections per host pair that messages reuse ([`pool`]); 0 = a new connection
     /// per message.
     pub connection_pool: u32,
+    /// `line_rate` (the controller's own start) or PB-FS ([`pbfs`]).
+    pub fast_start: FastStart,
 }
 
 /// Reads the keys every window protocol shares.
@@ -108,6 +113,7 @@ fn read_shared(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecRes
         control_priority,
         ecn_capable: ecn,
         lb: env.load_balancing,
+        pbt_distance: None,
     };
     Ok((window, sender))
 }
@@ -119,6 +125,9 @@ pub struct WindowTransport<P: WindowProtocol> {
     counters: Counters,
     /// With `connection_pool` > 0.
     pools: Option<Pools<P::Control>>,
+    /// PB-FS resolved for the run (`fast_start = "pbfs"`).
+    pbfs: Option<Pbfs>,
+    start_counters: StartCounters,
 }
 
 impl<P: WindowProtocol> WindowTransport<P> {
@@ -126,6 +135,7 @@ impl<P: WindowProtocol> WindowTransport<P> {
     /// without pools, on a new connection.
     fn launch(&mut self, ctx: &mut Ctx, id: FlowId, pooled: Option<(u32, Option<Warm<P::Control>>)>) {
         let rec = ctx.flow(id);
+        let start = self.pbfs_flow(rec.size, ctx.nic_rate(rec.src));
         let mut conn = match &pooled {
             Some((_, Some(w))) => Conn::new(id, rec.src, rec.dst, rec.size, &self.cfg.sender, w.cc.clone()),
             _ => {
@@ -137,6 +147,7 @@ impl<P: WindowProtocol> WindowTransport<P> {
         if let Some((path_key, warm)) = pooled {
             conn = conn.on_connection(path_key, warm.map(|w| w.rtt));
         }
+        conn.pbfs = start;
         let slot = self.conns.insert(id, conn);
         self.conns[slot].send_window(ctx, &self.cfg.sender, &mut self.counters);
         self.check(slot);
@@ -171,12 +182,14 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
 
     fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config> {
         let params = P::read_params(s)?;
-        let (window, sender) = read_shared(s, name, env, P::ECN)?;
+        let (window, mut sender) = read_shared(s, name, env, P::ECN)?;
+        let fast_start = pbfs::read(s, env)?;
+        sender.pbt_distance = if let FastStart::Pbfs(k) = fast_start { Some(k.delta) } else { None };
         P::check_env(s, name, env)?;
         let pool = s.u64_or("connection_pool", 0, "connections",
             "messages between a host pair reuse this many persistent connections, starting with the window the connection's last message left (the SIRD paper's DCTCP and Swift: 40); 0 = a new connection per message")?;
         s.ensure(pool <= 1_000_000, "connection_pool", format!("must be in [0, 1000000], got {pool}"))?;
-        Ok(WindowConfig { params, window, sender, connection_pool: pool as u32 })
+        Ok(WindowConfig { params, window, sender, connection_pool: pool as u32, fast_start })
     }
 
     fn name(_cfg: &Self::Config) -> &'static str {
@@ -199,7 +212,14 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self {
         debug_assert_eq!(cfg.sender.framing, env.framing);
         let pools = (cfg.connection_pool > 0).then(|| Pools::new(cfg.connection_pool));
-        WindowTransport { cfg: cfg.clone(), conns: ConnTable::default(), counters: Counters::default(), pools }
+        WindowTransport {
+            cfg: cfg.clone(),
+            conns: ConnTable::default(),
+            counters: Counters::default(),
+            pools,
+            pbfs: pbfs::resolve(&cfg.fast_start, env),
+            start_counters: StartCounters::default(),
+        }
     }
 
     fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
@@ -223,11 +243,15 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
         match pkt.kind {
             PacketKind::Data if host == dst => c.on_data(ctx, &self.cfg.sender, pkt),
             PacketKind::Ack if host == src => {
+                let before = self.pbfs_before_ack(slot);
+                let c = &mut self.conns[slot];
                 if c.on_ack(ctx, &self.cfg.sender, pkt, &mut self.counters) == Status::Done {
                     self.release(ctx, pkt.flow, slot);
                     return;
                 }
+                self.pbfs_after_ack(slot, before);
             }
+            PacketKind::Control if host == src => self.on_postcard(ctx, host, slot, pkt),
             _ => return, // not a kind this sender uses (e.g. a trimmed header), or at the wrong host
         }
         self.check(slot);
@@ -246,12 +270,14 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let n = &self.counters;
-        vec![
+        let mut out = vec![
             ("retransmitted_packets", n.retransmitted_packets),
             ("fast_retransmits", n.fast_retransmits),
             ("timeouts", n.timeouts),
             (P::CUT_COUNTER, n.window_cuts),
-        ]
+        ];
+        self.pbfs_counters(&mut out);
+        out
     }
 
     fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {

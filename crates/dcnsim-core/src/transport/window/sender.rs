@@ -22,6 +22,7 @@ use crate::engine::rng::mix64;
 use crate::engine::time::Time;
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::transport::parts::{ReceivedBytes, RttEstimator};
+use crate::transport::rate::fast_start::PbfsFlow;
 use crate::transport::{Ctx, Framing};
 
 pub const TIMER_RTO: u8 = 0;
@@ -39,6 +40,8 @@ pub struct SenderConfig {
     /// Data packets carry ECT (switches with ECN mark them rather than drop).
     pub ecn_capable: bool,
     pub lb: LoadBalancing,
+    /// PB-FS's marking distance Delta (`fast_start = "pbfs"`, `super::pbfs`); `None` = off.
+    pub pbt_distance: Option<u64>,
 }
 
 impl SenderConfig {
@@ -56,6 +59,8 @@ pub struct Counters {
     pub timeouts: u64,
     /// Window cuts for congestion signals (ECN echoes, or delay over target for Swift), not for losses.
     pub window_cuts: u64,
+    /// PB-FS: PBT-triggering data packets sent.
+    pub pbt_packets_sent: u64,
 }
 
 /// What an ACK left the connection in.
@@ -89,6 +94,8 @@ pub struct Conn<C> {
     /// Pacing: the next data packet may not leave before this.
     next_send_at: Time,
     pace_timer_pending: bool,
+    /// PB-FS state of a flow that uses it (`super::pbfs`).
+    pub pbfs: Option<PbfsFlow>,
     // Receiver.
     received: ReceivedBytes,
 }
@@ -114,6 +121,7 @@ impl<C: CongestionControl> Conn<C> {
             rto_timer_pending: false,
             next_send_at: 0,
             pace_timer_pending: false,
+            pbfs: None,
             received: ReceivedBytes::default(),
         }
     }
@@ -173,17 +181,27 @@ impl<C: CongestionControl> Conn<C> {
                 self.next_send_at = ctx.now() + rate.tx_time(cfg.framing.wire(len as u32));
             }
             let retx = self.snd_nxt < self.snd_max;
-            self.emit(ctx, cfg, self.snd_nxt, len as u32, retx);
+            let pbt = !retx && self.marks_pbt(cfg, self.snd_nxt);
+            self.emit(ctx, cfg, self.snd_nxt, len as u32, retx, pbt);
             if retx {
                 n.retransmitted_packets += 1;
             }
+            n.pbt_packets_sent += u64::from(pbt);
             self.snd_nxt += len;
             self.snd_max = self.snd_max.max(self.snd_nxt);
         }
         self.arm_rto(ctx);
     }
 
-    fn emit(&self, ctx: &mut Ctx, cfg: &SenderConfig, seq: u64, len: u32, retx: bool) {
+    /// PB-FS marking (the paper's Fig. 2): the Delta-th, 2 Delta-th, ... segments of a flow using
+    /// PB-FS, until its first ACK or CC-postcard.
+    #[inline]
+    fn marks_pbt(&self, cfg: &SenderConfig, seq: u64) -> bool {
+        let marking = self.pbfs.as_ref().is_some_and(|f| f.marking);
+        marking && cfg.pbt_distance.is_some_and(|d| (seq / cfg.mss() + 1).is_multiple_of(d))
+    }
+
+    fn emit(&self, ctx: &mut Ctx, cfg: &SenderConfig, seq: u64, len: u32, retx: bool, pbt: bool) {
         let mut p = Packet::new(PacketKind::Data, self.id, self.src, self.dst, cfg.framing.wire(len));
         p.payload = len;
         p.seq = seq;
@@ -200,13 +218,14 @@ impl<C: CongestionControl> Conn<C> {
         if seq + len as u64 == self.size {
             p.flags |= flags::LAST;
         }
+        p.pbt = pbt;
         ctx.send(p);
     }
 
     /// Resends the segment at snd_una (fast retransmit, partial ACK).
     fn resend_first(&self, ctx: &mut Ctx, cfg: &SenderConfig, n: &mut Counters) {
         let len = cfg.mss().min(self.size - self.snd_una) as u32;
-        self.emit(ctx, cfg, self.snd_una, len, true);
+        self.emit(ctx, cfg, self.snd_una, len, true, false);
         n.retransmitted_packets += 1;
     }
 

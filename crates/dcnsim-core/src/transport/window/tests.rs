@@ -4,9 +4,10 @@ use super::cc::dctcp::DctcpParams;
 use super::cc::{AckInfo, CongestionControl, LossInfo, WindowSetup};
 use super::sender::SenderConfig;
 use super::{WindowConfig, WindowProtocol, WindowTransport};
-use crate::engine::time::{from_us, Rate};
+use crate::engine::time::{from_us, Rate, Time};
 use crate::net::packet::{LoadBalancing, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
+use crate::transport::rate::fast_start::FastStart;
 use crate::transport::testbed::Testbed;
 use crate::transport::{Protocol, TransportEnv};
 
@@ -24,6 +25,7 @@ fn sender_config(env: &TransportEnv, ecn: bool) -> SenderConfig {
         control_priority: 0,
         ecn_capable: ecn,
         lb: LoadBalancing::Ecmp,
+        pbt_distance: None,
     }
 }
 
@@ -41,6 +43,7 @@ impl CongestionControl for Paced {
     fn window_bytes(&self) -> f64 {
         1e15
     }
+    fn set_window(&mut self, _: Time, _: f64) {}
     fn pacing_rate(&self) -> Option<Rate> {
         Some(self.0)
     }
@@ -69,7 +72,13 @@ fn paced(bps: u64, size: u64) -> (u64, u64, u64) {
             max_window_packets: None,
             slow_start: true,
         };
-        let cfg = WindowConfig { params: bps, window, sender: sender_config(env, false), connection_pool: 0 };
+        let cfg = WindowConfig {
+            params: bps,
+            window,
+            sender: sender_config(env, false),
+            connection_pool: 0,
+            fast_start: FastStart::LineRate,
+        };
         WindowTransport::<PacedProtocol>::new(&cfg, env)
     });
     tb.run(u64::MAX);
@@ -106,7 +115,13 @@ fn dctcp_pooled(env: &TransportEnv, connection_pool: u32) -> WindowTransport<cra
         slow_start: true,
     };
     let params = DctcpParams { g: 1.0 / 16.0, initial_alpha: 1.0 };
-    let cfg = WindowConfig { params, window, sender: sender_config(env, true), connection_pool };
+    let cfg = WindowConfig {
+        params,
+        window,
+        sender: sender_config(env, true),
+        connection_pool,
+        fast_start: FastStart::LineRate,
+    };
     WindowTransport::new(&cfg, env)
 }
 

@@ -6,6 +6,7 @@
 
 use super::reno::RenoWindow;
 use super::{AckInfo, CongestionControl, LossInfo, WindowSetup};
+use crate::engine::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DctcpParams {
@@ -85,6 +86,9 @@ impl CongestionControl for DctcpControl {
     }
     fn window_bytes(&self) -> f64 {
         self.w.cwnd()
+    }
+    fn set_window(&mut self, _now: Time, bytes: f64) {
+        self.w.set(bytes);
     }
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("cwnd_bytes", self.w.cwnd()));

@@ -124,6 +124,9 @@ impl CongestionControl for DxControl {
     fn window_bytes(&self) -> f64 {
         self.w.cwnd()
     }
+    fn set_window(&mut self, _now: Time, bytes: f64) {
+        self.w.set(bytes);
+    }
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("cwnd_bytes", self.w.cwnd()));
         out.push(("queuing_delay_us", self.last_queuing_ps / 1e6));

@@ -7,7 +7,7 @@
 
 use super::dctcp::{DctcpControl, DctcpParams};
 use super::{AckInfo, CongestionControl, LossInfo, WindowSetup};
-use crate::engine::time::Rate;
+use crate::engine::time::{Rate, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HullParams {
@@ -47,6 +47,9 @@ impl CongestionControl for HullControl {
     }
     fn window_bytes(&self) -> f64 {
         self.dctcp.window_bytes()
+    }
+    fn set_window(&mut self, now: Time, bytes: f64) {
+        self.dctcp.set_window(now, bytes);
     }
     fn pacing_rate(&self) -> Option<Rate> {
         let srtt = self.srtt_ps.filter(|&s| self.pace && s > 0.0)?;

@@ -11,6 +11,7 @@
 //! arithmetic keeps their results bit for bit.
 
 use super::{AckInfo, AckPhase, CongestionControl, LossInfo, WindowSetup};
+use crate::engine::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RenoWindow {
@@ -52,6 +53,13 @@ impl RenoWindow {
     #[inline]
     pub fn grow_by(&mut self, bytes: f64) {
         self.cwnd += bytes;
+    }
+
+    /// Sets the window to `bytes` (between one MSS and the cap) and makes that the new ssthresh.
+    #[inline]
+    pub fn set(&mut self, bytes: f64) {
+        self.cwnd = bytes.min(self.max).max(self.mss as f64);
+        self.ssthresh = self.cwnd;
     }
 
     /// Multiplies the window by `factor` (at least one MSS) and makes that the new ssthresh.
@@ -157,6 +165,9 @@ impl CongestionControl for Reno {
     }
     fn window_bytes(&self) -> f64 {
         self.w.cwnd()
+    }
+    fn set_window(&mut self, _now: Time, bytes: f64) {
+        self.w.set(bytes);
     }
     fn check_invariants(&self) {
         self.w.check_invariants();

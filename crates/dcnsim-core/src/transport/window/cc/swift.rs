@@ -156,6 +156,11 @@ impl CongestionControl for SwiftControl {
     fn window_bytes(&self) -> f64 {
         (self.cwnd * self.mss).max(self.mss)
     }
+    fn set_window(&mut self, now: Time, bytes: f64) {
+        let before = self.cwnd;
+        self.cwnd = bytes / self.mss;
+        self.settle(now, before);
+    }
     /// Below one packet: one packet per rtt / cwnd (the gap is computed over the packet's wire
     /// size, so it is that much longer than rtt / cwnd for the headers).
     fn pacing_rate(&self) -> Option<Rate> {
