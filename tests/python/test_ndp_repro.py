@@ -7,7 +7,7 @@ import dcnsim
 from dcnsim import repro
 
 NDP_REPROS = ["ndp-fig4", "ndp-fig14", "ndp-fig15", "ndp-fig16", "ndp-fig17", "ndp-fig19", "ndp-fig20", "ndp-fig21",
-              "ndp-fig22", "ndp-prio"]
+              "ndp-fig22", "ndp-fig23", "ndp-prio"]
 
 
 @pytest.mark.parametrize("name", NDP_REPROS)
@@ -47,3 +47,20 @@ def test_the_preferred_sender_of_ndp_prio_is_one_of_its_incasts_senders():
             senders = {f[0] for f in r["workload"][0]["flows"]}
             assert len(senders) == len(r["workload"][0]["flows"])
             assert r["transport"]["prioritize_senders"] == [r["workload"][0]["flows"][0][0]]
+
+
+def test_fig23_runs_the_papers_oversubscribed_tree_and_web_flows():
+    # 512 hosts: k = 8 with 16 hosts per ToR (4:1); 5 connections per host, each a flow every
+    # ~1.44 ms on average (median gap 1 ms) to another host, sizes from the web-server CDF.
+    from dcnsim.repro import ndp_fig23
+
+    runs = [dcnsim.resolve(s) for _, s in repro.get("ndp-fig23").build(True).runs()]
+    assert {r["transport"]["protocol"] for r in runs} == {"ndp", "dctcp"}
+    flows = runs[0]["workload"][0]["flows"]
+    topo = runs[0]["topology"]
+    assert (topo["k"], topo["oversubscription"]) == (8, 4) and ndp_fig23.HOSTS == 512
+    assert all(f[0] != f[1] and 0 <= f[1] < 512 for f in flows)
+    per_host_per_ms = len(flows) / 512 / (runs[0]["duration_us"] / 1e3)
+    assert abs(per_host_per_ms - 5 * 0.693) < 0.2, per_host_per_ms
+    mean = sum(f[2] for f in flows) / len(flows)
+    assert 55_000 < mean < 71_000, mean  # the CDF's mean: 62.9 KB
