@@ -70,6 +70,45 @@ fn check_listed_hosts(c: &ComponentSpec, file: &str, flows: &[ListedFlow], inlin
     })
 }
 
+/// A closed-loop component's source and first messages (`connections` per source, in start order).
+fn closed_loop(
+    c: &ComponentSpec,
+    env: &WorkloadEnv,
+    rng: &mut Rng,
+    index: u16,
+) -> SpecResult<(Source, Vec<FlowArrival>)> {
+    let Kind::ClosedLoop { sources, receiver, sizes, think, think_exponential, connections, start, stop } = &c.kind
+    else {
+        unreachable!("not a closed loop")
+    };
+    for (i, &h) in sources.iter().chain(receiver).enumerate() {
+        if h >= env.hosts {
+            let key = if i < sources.len() { "sources" } else { "receiver" };
+            return Err(c.err(key, format!("host {h} does not exist (hosts are 0..{})", env.hosts)));
+        }
+    }
+    if receiver.is_none() {
+        check_hosts(c, env.hosts, 2)?;
+    }
+    let source = Source::ClosedLoop {
+        think: *think,
+        think_exponential: *think_exponential,
+        receiver: *receiver,
+        sizes: sizes.clone(),
+        stop: stop.unwrap_or(env.end).min(env.end),
+    };
+    let mut first = Vec::new();
+    for &src in sources {
+        for _ in 0..*connections {
+            let wait = if *think_exponential { rng.exponential(*think as f64).round() as Time } else { 0 };
+            let (dst, size_bytes) = next_message(&source, rng, env.hosts, src);
+            first.push(FlowArrival { start: *start + wait, src, dst, size_bytes, component: index });
+        }
+    }
+    first.sort_by_key(|a| a.start);
+    Ok((source, first))
+}
+
 /// A closed loop's next message from `src`: to its receiver or a random other host, of its size or
 /// one drawn from its CDF.
 fn next_message(source: &Source, rng: &mut Rng, hosts: u32, src: u32) -> (u32, u64) {
@@ -187,32 +226,9 @@ impl Workload {
                     ready.extend(flows.iter().map(|f| arrival(f.start, f.src, f.dst, f.size)));
                     Source::Fixed
                 }
-                Kind::ClosedLoop { sources, receiver, sizes, think, think_exponential, connections, start, stop } => {
-                    for (i, &h) in sources.iter().chain(receiver).enumerate() {
-                        if h >= env.hosts {
-                            let key = if i < sources.len() { "sources" } else { "receiver" };
-                            return Err(c.err(key, format!("host {h} does not exist (hosts are 0..{})", env.hosts)));
-                        }
-                    }
-                    if receiver.is_none() {
-                        check_hosts(c, env.hosts, 2)?;
-                    }
-                    let source = Source::ClosedLoop {
-                        think: *think,
-                        think_exponential: *think_exponential,
-                        receiver: *receiver,
-                        sizes: sizes.clone(),
-                        stop: stop.unwrap_or(env.end).min(env.end),
-                    };
-                    for &src in sources {
-                        for _ in 0..*connections {
-                            let wait =
-                                if *think_exponential { rng.exponential(*think as f64).round() as Time } else { 0 };
-                            let (dst, size) = next_message(&source, &mut rng, env.hosts, src);
-                            ready.push_back(arrival(*start + wait, src, dst, size));
-                        }
-                    }
-                    ready.make_contiguous().sort_by_key(|a| a.start);
+                Kind::ClosedLoop { .. } => {
+                    let (source, first) = closed_loop(c, env, &mut rng, index)?;
+                    ready.extend(first);
                     source
                 }
             };
