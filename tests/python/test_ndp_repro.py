@@ -17,7 +17,7 @@ def test_every_run_of_the_ndp_reproductions_is_a_valid_spec(name, quick):
     assert runs
     for _, spec in runs:
         resolved = dcnsim.resolve(spec)
-        assert resolved["transport"]["protocol"] in ("ndp", "dctcp", "phost")
+        assert resolved["transport"]["protocol"] in ("ndp", "dctcp", "phost", "dcqcn")
 
 
 def test_fig22_slows_one_direction_and_compares_penalties_at_the_papers_window():
@@ -65,3 +65,13 @@ def test_fig23_runs_the_papers_oversubscribed_tree_and_web_flows_in_closed_loops
         assert w["kind"] == "closed_loop" and w["sources"] == list(range(512)) and "receiver" not in w
         assert w["cdf"] == "fb_webserver" and w["think_distribution"] == "exponential"
         assert abs(w["think_us"] * math.log(2) - 1000.0) < 1e-6  # median gap 1 ms
+
+
+def test_fig19_runs_dcqcn_lossless_with_200_buffers_per_port_shared():
+    for quick, k in [(True, 8), (False, 12)]:
+        runs = {r["transport"]["protocol"]: r for r in map(dcnsim.resolve, (s for _, s in
+                                                                            repro.get("ndp-fig19").build(quick).runs()))}
+        d = runs["dcqcn"]
+        assert d["switch"]["pfc"] and d["switch"]["buffer_bytes"] == 200 * k * 9000
+        assert d["queue"]["ecn_k_packets"] == 20 and d["routing"]["load_balancing"] == "ecmp"
+        assert not runs["ndp"]["switch"].get("pfc", False)
