@@ -7,7 +7,7 @@ import dcnsim
 from dcnsim import repro
 
 NDP_REPROS = ["ndp-fig4", "ndp-fig14", "ndp-fig15", "ndp-fig16", "ndp-fig17", "ndp-fig19", "ndp-fig20", "ndp-fig21",
-              "ndp-fig22", "ndp-fig23", "ndp-prio"]
+              "ndp-fig22", "ndp-fig23", "ndp-prio", "ndp-scale"]
 
 
 @pytest.mark.parametrize("name", NDP_REPROS)
