@@ -23,6 +23,12 @@ def _fmt(x, digits=3) -> str:
     return str(x)
 
 
+def _unfinished(stats: dict) -> str:
+    """Beside a slowdown figure: the counted flows it leaves out because they did not finish."""
+    n = stats.get("unfinished") or 0
+    return f"; {_fmt(n)} counted unfinished, not in these figures" if n else ""
+
+
 def format_summary(s: dict) -> str:
     """A compact, human-readable table of a run's summary."""
     f = s["flows"]
@@ -40,18 +46,18 @@ def format_summary(s: dict) -> str:
         ("goodput", f"{_fmt(s['goodput_gbps'])} Gb/s total, {_fmt(s['goodput_per_host_gbps'])} Gb/s per host "
                     f"({_fmt(s['goodput_normalized'])} of capacity; offered {_fmt(s['offered_load_gbps'])} Gb/s)"),
         ("slowdown", f"median {_fmt(sd['median'])}, p99 {_fmt(sd['p99'])}, mean {_fmt(sd['mean'])} "
-                     f"over {_fmt(sd['count'])} flows"),
+                     f"over {_fmt(sd['count'])} flows{_unfinished(sd)}"),
     ]
     for g in s["slowdown_by_size"]:
         rows.append((f"  {g['group']} {g['label']}",
-                     f"median {_fmt(g['median'])}, p99 {_fmt(g['p99'])} ({_fmt(g['count'])} flows)"))
+                     f"median {_fmt(g['median'])}, p99 {_fmt(g['p99'])} ({_fmt(g['count'])} flows{_unfinished(g)})"))
     rows += [
         ("max switch queue", f"{_fmt(q['max_switch_bytes'])} B (by tier: "
                              + ", ".join(f"{k} {_fmt(v)}" for k, v in q["max_switch_bytes_by_tier"].items()) + ")"),
         ("drops / marks / trims", f"{_fmt(q['drops'])} / {_fmt(q['ecn_marks'])} / {_fmt(q['trims'])}"),
         ("transport", ", ".join(f"{k} {_fmt(v)}" for k, v in s["transport"].items()) or "-"),
-        ("events", f"{_fmt(s['events'])} in {s['wall_time_s']:.2f} s wall "
-                   f"({s['events_per_sec'] / 1e6:.2f} M events/s)"),
+        ("events", f"{_fmt(s['events'])} in {s['wall_time_s'] - s.get('setup_time_s', 0.0):.2f} s wall "
+                   f"({s['events_per_sec'] / 1e6:.2f} M events/s; set-up {s.get('setup_time_s', 0.0):.2f} s apart)"),
     ]
     pfc = s.get("pfc")
     if pfc:
@@ -99,9 +105,29 @@ def build_spec(spec_path, sets) -> dict:
     return apply_sets(load_spec(spec_path), sets)
 
 
+def _check_out_dir(out) -> None:
+    """Before any simulation: an --out that exists must be a directory (else hours of runs end in
+    an error when the results are written)."""
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory (the results are a directory of files)")
+
+
+def _check_plot_out(out) -> None:
+    """Before loading results: matplotlib must be able to write --out's format."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(out).suffix.lstrip(".").lower()
+    if suffix not in formats:
+        what = f"'.{suffix}'" if suffix else "a file without a suffix"
+        raise UsageError(f"--out {out}: cannot write a plot as {what} "
+                         f"(use one of: {', '.join(sorted(formats))})")
+
+
 def _run(spec_path, out, quiet: bool, sets, csv: bool = False) -> int:
     from .spec import run
 
+    _check_out_dir(out)
     result = run(build_spec(spec_path, sets), progress=not quiet)
     result.save(out, csv=csv)
     if not quiet:
@@ -117,6 +143,7 @@ def _run(spec_path, out, quiet: bool, sets, csv: bool = False) -> int:
 def _sweep(args) -> int:
     from .sweep import load_sweep, run_sweep
 
+    _check_out_dir(args.out)
     spec = load_sweep(args.sweep)
     df = run_sweep(spec, args.out, executor=args.executor, workers=args.workers, address=args.address, quiet=args.quiet)
     failed = df[df["status"] == "failed"]
@@ -155,6 +182,7 @@ def _plot(args) -> int:
     from . import plots
     from .sweep import load_flows, load_summary, results
 
+    _check_plot_out(args.out)
     df = results(args.dir, sweep=args.sweep)
     done = df[df["status"] == "done"]
     if done.empty:
@@ -208,6 +236,7 @@ def _repro(args) -> int:
     except KeyError as e:
         raise UsageError(e.args[0]) from None
     out = args.out or f"out/repro/{entry.name}{'-quick' if args.quick else ''}"
+    _check_out_dir(out)
     df = run_sweep(entry.build(args.quick), out, executor=args.executor, workers=args.workers, address=args.address,
                    quiet=args.quiet)
     print(entry.report(df, out))
@@ -326,7 +355,8 @@ def main(argv=None) -> int:
         print(f"error: {_one_line(e)}", file=sys.stderr)
         return 2
     except OSError as e:  # a spec, sweep or results file that cannot be read or written; the message names it
-        print(f"error: {_one_line(e)}", file=sys.stderr)
+        named = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else _one_line(e)
+        print(f"error: {named}", file=sys.stderr)
         return 2
     except SimulationError as e:
         print(f"error: the run failed: {_one_line(e)}", file=sys.stderr)

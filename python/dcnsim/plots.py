@@ -39,13 +39,16 @@ def slowdown_by_size(summary: dict, flows, path) -> Path:
     # lines are the group edges, and the letters match the CLI summary.
     top = ax.get_xaxis_transform()
     for g in groups:
-        ax.text(g["x"], 0.98, f"{g['group']}\nn={g['count']}", transform=top, ha="center", va="top", fontsize=7)
+        unfinished = f"\n+{g['unfinished']} unfin." if g.get("unfinished") else ""
+        ax.text(g["x"], 0.98, f"{g['group']}\nn={g['count']}{unfinished}", transform=top, ha="center", va="top",
+                fontsize=7)
     for g in summary["slowdown_by_size"][1:]:
         ax.axvline(g["min_bytes"], color="grey", lw=0.6, ls=":")  # group edges
     if not groups:
         ax.text(0.5, 0.5, "no counted flow finished", transform=ax.transAxes, ha="center")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    _plain_ticks(ax.yaxis)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_xlabel("flow size (bytes)")
     ax.set_ylabel("slowdown (FCT / ideal FCT)")
@@ -86,6 +89,21 @@ class _Figures:
 
 def _plt():
     return _Figures
+
+
+def _plain_ticks(axis) -> None:
+    """Slowdown ticks as plain numbers (1.005, 20), not 1.005 x 10^0, on a log axis."""
+    from matplotlib.ticker import LogFormatter
+
+    class Plain(LogFormatter):
+        """matplotlib's choice of which ticks to label (minor ones only over a narrow range), as
+        plain numbers with enough digits to tell neighbouring ticks apart."""
+
+        def _pprint_val(self, x, d):
+            return f"{x:.6g}"
+
+    axis.set_major_formatter(Plain(labelOnlyBase=False))
+    axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(2, 0.4)))
 
 
 def _note(text: str, width: int = 80) -> str:
@@ -149,6 +167,12 @@ def _aggregation_note(done, by: str) -> str:
         + "; bars: min to max"
 
 
+def _unfinished_note(done) -> str:
+    """The counted flows that slowdown figures leave out (unfinished when their runs ended)."""
+    n = int(done["slowdown_unfinished"].fillna(0).sum()) if "slowdown_unfinished" in done.columns else 0
+    return f"; {n:,} counted flows unfinished, not in the slowdowns (survivorship bias)" if n else ""
+
+
 def slowdown_by_group(df, path, by: str = "protocol"):
     """Median and p99 slowdown per flow-size group, one series per `by` value (SIRD Fig. 6 style).
     Where a series holds several runs (loads, seeds), each point is their mean and its bar spans
@@ -177,6 +201,7 @@ def slowdown_by_group(df, path, by: str = "protocol"):
             err = [sub["value"] - sub["min"], sub["max"] - sub["value"]]
             ax.errorbar(xs, sub["value"], yerr=err, marker="o", ls="", capsize=2, label=str(name))
         ax.set_yscale("log")
+        _plain_ticks(ax.yaxis)
         ax.set_title(f"{stat} slowdown", fontsize=10)
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels(groups)
@@ -184,7 +209,7 @@ def slowdown_by_group(df, path, by: str = "protocol"):
     axes[0].set_ylabel("slowdown")
     axes[1].legend(title=by, fontsize=8)
     spans = {g: long[long["group"] == g]["label"].iloc[0] for g in groups}
-    fig.suptitle(_note(_aggregation_note(done, by), 120), fontsize=8)
+    fig.suptitle(_note(_aggregation_note(done, by) + _unfinished_note(done), 120), fontsize=8)
     fig.text(0.5, 0.01, "   ".join(f"{g}: {spans[g]}" for g in groups), ha="center", fontsize=8)
     fig.tight_layout(rect=(0, 0.05, 1, 0.95))
     _figure(path, fig, layout=False)

@@ -53,7 +53,7 @@ def read_toml(p: Path, what: str = "spec") -> dict:
     except OSError as e:
         raise _read_error(p, e, what) from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte-order mark (some Windows editors write one) is not TOML
     except UnicodeDecodeError as e:
         raise SpecError(str(p), f"not a text file (a {what} is UTF-8 TOML; byte {e.start} is not UTF-8)") from None
     try:
@@ -78,6 +78,8 @@ def as_spec(spec: SpecLike) -> dict:
     if isinstance(spec, os.PathLike):
         return load_spec(spec)
     if isinstance(spec, str):
+        if not spec.strip():
+            raise SpecError("spec", "is empty: give a dict, a TOML file's path or TOML text")
         if "=" not in spec or ("\n" not in spec and os.path.isfile(spec)):
             return load_spec(spec)
         try:
@@ -104,6 +106,8 @@ def plain(value: Any, field: str = "(root)") -> Any:
         return out
     if isinstance(value, (list, tuple)):
         return [plain(v, f"{field}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**64:
+        raise SpecError(field, f"{value} is out of range: integers in a spec are 64-bit")
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):

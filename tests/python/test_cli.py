@@ -134,3 +134,34 @@ def test_summary_reports_unfinished_counted_flows_and_warnings(tmp_path):
     text = format_summary(dcnsim.run(spec).summary)
     assert "1 counted flows unfinished" in text
     assert "warning" in text
+
+
+def test_every_slowdown_figure_says_how_many_counted_flows_it_leaves_out(tmp_path):
+    """Survivorship bias (issue 11): beside each slowdown figure of the summary, the results table and
+    the slowdown plots, the counted flows that had not finished; the events line leaves set-up out."""
+    import dcnsim
+    from dcnsim.cli import format_summary
+    from dcnsim.plots import _unfinished_note
+    from dcnsim.sweep import flatten_summary
+
+    spec = {
+        "seed": 1, "duration_us": 50.0,
+        "topology": {"kind": "single_switch", "hosts": 3, "host_rate_gbps": 10.0},
+        "transport": {"protocol": "dctcp"},
+        "workload": [{"kind": "flow_list", "flows": [[0, 1, 10_000_000, 1.0], [1, 2, 1000, 1.0]]}],
+    }
+    s = dcnsim.run(spec).summary
+    rows = dict(line.split(None, 1) if not line.startswith("  ") else (line[:20].strip(), line[20:])
+                for line in format_summary(s).splitlines())
+    assert "over 1 flows; 1 counted unfinished" in rows["slowdown"]
+    big = [g for g in s["slowdown_by_size"] if g["unfinished"]]
+    assert len(big) == 1
+    group_row = [line for line in format_summary(s).splitlines() if line.startswith(f"  {big[0]['group']} ")]
+    assert "0 flows; 1 counted unfinished" in group_row[0]
+    assert "set-up" in rows["events"]
+    row = flatten_summary(s)
+    assert row["slowdown_unfinished"] == 1 and row[f"slowdown_{big[0]['group']}_unfinished"] == 1
+    import pandas as pd
+
+    assert "1 counted flows unfinished" in _unfinished_note(pd.DataFrame([row]))
+    assert _unfinished_note(pd.DataFrame([dict(row, slowdown_unfinished=0)])) == ""

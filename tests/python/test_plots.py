@@ -133,3 +133,29 @@ def test_cli_fct_cdf_draws_one_curve_per_run(sweep_dir, tmp_path, capsys):
     # With --label naming a column that does not tell the runs apart, runs still get their own curve.
     assert main(["plot", "throughput", str(out), "--out", str(tmp_path / "d.png"), "--label", "protocol"]) == 0
     assert "4 curves, one per run" in capsys.readouterr().out
+
+
+def test_slowdown_axes_label_ticks_as_plain_distinct_numbers():
+    """A narrow slowdown range (1.001-1.005) read as 1.005 x 10^0 in mathtext; labels are plain now."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dcnsim.plots import _plain_ticks
+
+    for ys in ([1.001, 1.005], [1.0, 3.0, 40.0, 700.0]):
+        fig, ax = plt.subplots()
+        ax.plot([0, 1, 2, 3][:len(ys)], ys, "o")
+        ax.set_yscale("log")
+        _plain_ticks(ax.yaxis)
+        fig.canvas.draw()
+        lo, hi = ax.get_ylim()
+        ticks = ax.yaxis.get_majorticklocs().tolist() + ax.yaxis.get_minorticklocs().tolist()
+        formats = [ax.yaxis.get_major_formatter()] * len(ax.yaxis.get_majorticklocs()) + \
+            [ax.yaxis.get_minor_formatter()] * len(ax.yaxis.get_minorticklocs())
+        labels = [f(t) for f, t in zip(formats, ticks) if lo <= t <= hi]
+        shown = [label for label in labels if label]
+        assert shown and all("$" not in label and "e" not in label for label in shown), shown
+        assert len(set(shown)) == len(shown), shown
+        plt.close(fig)

@@ -181,3 +181,63 @@ def test_results_on_a_directory_without_results_says_what_it_expects(dcnsim_cli,
 
 def test_unknown_reproduction_is_one_line(dcnsim_cli):
     one_line_error(dcnsim_cli("repro", "no-such-figure"), "unknown reproduction", "ndp-fig14")
+
+
+def test_an_out_that_is_a_file_is_refused_before_simulating(dcnsim_cli, spec_file, tmp_path, monkeypatch):
+    import dcnsim.spec
+
+    def no_simulation(*a, **k):
+        raise AssertionError("simulated before checking --out")
+
+    monkeypatch.setattr(dcnsim.spec, "run", no_simulation)
+    taken = tmp_path / "results"
+    taken.write_text("not a directory")
+    one_line_error(dcnsim_cli("run", spec_file, "--out", taken), f"--out {taken}", "not a directory")
+    sweep = tmp_path / "sw.toml"
+    sweep.write_text(f'base = "{spec_file.name}"\n[axes]\nseed = [1]\n')
+    one_line_error(dcnsim_cli("sweep", sweep, "--out", taken), f"--out {taken}", "not a directory")
+
+
+def test_plot_outputs_matplotlib_cannot_write_or_reach_are_one_line(dcnsim_cli, small_store, tmp_path):
+    one_line_error(dcnsim_cli("plot", "fct-cdf", small_store, "--out", tmp_path / "p.txt"), "'.txt'", "png")
+    one_line_error(dcnsim_cli("plot", "slowdown", small_store, "--out", tmp_path / "p"), "without a suffix")
+    missing = tmp_path / "no" / "such" / "p.png"
+    one_line_error(dcnsim_cli("plot", "fct-cdf", small_store, "--out", missing), str(missing),
+                   "No such file or directory")
+
+
+def test_a_spec_file_with_a_byte_order_mark_is_read(spec_file, tmp_path):
+    from dcnsim.cli import build_spec
+
+    spec_file.write_bytes(b"\xef\xbb\xbf" + spec_file.read_bytes())
+    assert build_spec(spec_file, [])["topology"]["hosts"] == 4
+
+
+def test_api_inputs_that_cannot_be_a_spec_name_what_is_wrong(tmp_path):
+    spec = json.loads(json.dumps(TINY))
+    spec["seed"] = 2**70
+    with pytest.raises(dcnsim.SpecError) as e:
+        dcnsim.run(spec)
+    assert e.value.field == "seed" and "64-bit" in e.value.message
+    with pytest.raises(dcnsim.SpecError) as e:
+        dcnsim.run("  \n")
+    assert e.value.field == "spec" and "empty" in e.value.message
+    taken = tmp_path / "file"
+    taken.write_text("x")
+    with pytest.raises(dcnsim.errors.UsageError, match="not a directory"):
+        run_sweep(SweepSpec(base=TINY, axes={"seed": [1]}), taken, quiet=True)
+
+
+def test_a_flow_list_from_a_numpy_float_array_runs_as_its_integers():
+    # np.array of [src, dst, size, start] rows is a float array (start_us is a float).
+    rows = [[0, 1, 20_000, 0.0], [2, 3, 5_000, 1.5]]
+    spec = json.loads(json.dumps(TINY))
+    spec["workload"] = [{"kind": "flow_list", "flows": rows}]
+    as_ints = dcnsim.run(spec)
+    spec["workload"][0]["flows"] = np.array(rows)
+    as_floats = dcnsim.run(spec)
+    assert as_floats.flows["fct_ps"].tolist() == as_ints.flows["fct_ps"].tolist()
+    spec["workload"][0]["flows"] = np.array([[0.5, 1, 100, 0.0]])
+    with pytest.raises(dcnsim.SpecError) as e:
+        dcnsim.run(spec)
+    assert e.value.field == "workload[0].flows[0]" and "not a host id" in e.value.message

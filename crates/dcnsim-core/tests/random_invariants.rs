@@ -1,4 +1,5 @@
-//! Randomized invariants: random small topologies with random link overrides (slower and faster
+//! Randomized invariants: random small topologies (single switch, dumbbell, leaf-spine, k = 4
+//! fat trees whole or with fewer pods, three-tier Clos, rings) with random link overrides (slower and faster
 //! links, one-way or both) and random link loss, routing modes, every registered protocol with the
 //! settings it needs, NIC pacing, switch latency, warm-up and sampling, and random workloads. Every
 //! run must hold what `common::check_invariants` checks: each finished flow's FCT >= its ideal FCT,
@@ -21,61 +22,89 @@ fn topology(rng: &mut Rng, host_gbps: f64) -> (String, Vec<(String, String)>, u3
     let core_delay = *pick(rng, &[0.1, 0.5, 1.0]);
     let core_gbps = host_gbps * *pick(rng, &[1.0, 2.0, 4.0]);
     let rates = format!("host_rate_gbps = {host_gbps}\nhost_delay_us = {host_delay}\n");
+    let core = format!("core_rate_gbps = {core_gbps}\ncore_delay_us = {core_delay}\n");
     let mut links = Vec::new();
-    let host_links = |hosts: u32, edge_of: &dyn Fn(u32) -> String, links: &mut Vec<(String, String)>| {
-        for h in 0..hosts {
-            links.push((format!("host{h}"), edge_of(h)));
-        }
-    };
-    match rng.below(4) {
+    let (table, hosts) = match rng.below(7) {
         0 => {
             let n = 2 + rng.below(5) as u32;
-            host_links(n, &|_| "switch0".into(), &mut links);
-            (format!("kind = \"single_switch\"\nhosts = {n}\n{rates}"), links, n)
+            host_links(&mut links, n, |_| "switch0".into());
+            (format!("kind = \"single_switch\"\nhosts = {n}\n"), n)
         }
         1 => {
             let n = 1 + rng.below(3) as u32;
-            host_links(2 * n, &|h| if h < n { "left".into() } else { "right".into() }, &mut links);
+            host_links(&mut links, 2 * n, |h| if h < n { "left".into() } else { "right".into() });
             links.push(("left".into(), "right".into()));
             let t = format!(
-                "kind = \"dumbbell\"\nhosts_per_side = {n}\n{rates}bottleneck_rate_gbps = {core_gbps}\nbottleneck_delay_us = {core_delay}\n"
+                "kind = \"dumbbell\"\nhosts_per_side = {n}\nbottleneck_rate_gbps = {core_gbps}\nbottleneck_delay_us = {core_delay}\n"
             );
-            (t, links, 2 * n)
+            (t, 2 * n)
         }
         2 => {
             let (racks, per, spines) = (2 + rng.below(2) as u32, 1 + rng.below(3) as u32, 1 + rng.below(3) as u32);
-            host_links(racks * per, &|h| format!("tor{}", h / per), &mut links);
+            host_links(&mut links, racks * per, |h| format!("tor{}", h / per));
             for r in 0..racks {
                 for s in 0..spines {
                     links.push((format!("tor{r}"), format!("spine{s}")));
                 }
             }
-            let t = format!(
-                "kind = \"leaf_spine\"\nracks = {racks}\nhosts_per_rack = {per}\nspines = {spines}\n{rates}\
-                 core_rate_gbps = {core_gbps}\ncore_delay_us = {core_delay}\n"
-            );
-            (t, links, racks * per)
+            (
+                format!("kind = \"leaf_spine\"\nracks = {racks}\nhosts_per_rack = {per}\nspines = {spines}\n{core}"),
+                racks * per,
+            )
         }
+        3 | 4 => fat_tree(rng, &mut links, &core),
+        5 => three_tier(rng, &mut links, &core),
         _ => {
-            let over = 1 + rng.below(2) as u32;
-            let per_tor = 2 * over;
-            host_links(8 * per_tor, &|h| format!("tor{}_{}", h / per_tor / 2, h / per_tor % 2), &mut links);
-            for p in 0..4 {
-                for a in 0..2 {
-                    for t in 0..2 {
-                        links.push((format!("tor{p}_{t}"), format!("agg{p}_{a}")));
-                    }
-                    for c in 0..2 {
-                        links.push((format!("agg{p}_{a}"), format!("core{}", a * 2 + c)));
-                    }
-                }
+            let (n, per) = (3 + rng.below(3) as u32, 1 + rng.below(2) as u32);
+            host_links(&mut links, n * per, |h| format!("ring{}", h / per));
+            links.extend((0..n).map(|i| (format!("ring{i}"), format!("ring{}", (i + 1) % n))));
+            (format!("kind = \"ring\"\nswitches = {n}\nhosts_per_switch = {per}\n{core}"), n * per)
+        }
+    };
+    (table + &rates, links, hosts)
+}
+
+fn host_links(links: &mut Vec<(String, String)>, hosts: u32, edge_of: impl Fn(u32) -> String) {
+    links.extend((0..hosts).map(|h| (format!("host{h}"), edge_of(h))));
+}
+
+/// A k = 4 fat tree, whole or with 2 or 3 of its 4 pods (`pods`), 1:1 or 2:1 oversubscribed.
+fn fat_tree(rng: &mut Rng, links: &mut Vec<(String, String)>, core: &str) -> (String, u32) {
+    let over = 1 + rng.below(2) as u32;
+    let pods = *pick(rng, &[2u32, 3, 4]);
+    let per_tor = 2 * over;
+    host_links(links, pods * 2 * per_tor, |h| format!("tor{}_{}", h / per_tor / 2, h / per_tor % 2));
+    for p in 0..pods {
+        for a in 0..2 {
+            for t in 0..2 {
+                links.push((format!("tor{p}_{t}"), format!("agg{p}_{a}")));
             }
-            let t = format!(
-                "kind = \"fat_tree\"\nk = 4\noversubscription = {over}\n{rates}core_rate_gbps = {core_gbps}\ncore_delay_us = {core_delay}\n"
-            );
-            (t, links, 8 * per_tor)
+            for c in 0..2 {
+                links.push((format!("agg{p}_{a}"), format!("core{}", a * 2 + c)));
+            }
         }
     }
+    let t = format!("kind = \"fat_tree\"\nk = 4\npods = {pods}\noversubscription = {over}\n{core}");
+    (t, pods * 2 * per_tor)
+}
+
+/// A three-tier Clos with small free counts per tier.
+fn three_tier(rng: &mut Rng, links: &mut Vec<(String, String)>, core: &str) -> (String, u32) {
+    let (pods, tors, aggs) = (1 + rng.below(3) as u32, 1 + rng.below(2) as u32, 1 + rng.below(2) as u32);
+    let (cores, per) = (1 + rng.below(2) as u32, 1 + rng.below(3) as u32);
+    let per = if pods * tors * per < 2 { 2 } else { per }; // two hosts at least
+    host_links(links, pods * tors * per, |h| format!("tor{}_{}", h / per / tors, h / per % tors));
+    for p in 0..pods {
+        for a in 0..aggs {
+            links.extend((0..tors).map(|t| (format!("tor{p}_{t}"), format!("agg{p}_{a}"))));
+            links.extend((0..cores).map(|c| (format!("agg{p}_{a}"), format!("core{}", a * cores + c))));
+        }
+    }
+    let t = format!(
+        "kind = \"three_tier\"\npods = {pods}\ntors_per_pod = {tors}\naggs_per_pod = {aggs}\ncores_per_agg = {cores}\n\
+         hosts_per_tor = {per}\n{core}"
+    );
+    (t, pods * tors * per)
 }
 
 fn overrides(rng: &mut Rng, links: &[(String, String)], host_gbps: f64) -> String {

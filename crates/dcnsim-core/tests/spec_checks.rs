@@ -172,6 +172,12 @@ fn a_buffer_under_one_packet_is_an_error() {
             "cannot hold one full packet",
         ),
         (
+            "zero packets (the key the user wrote)",
+            edit(BASE, limit, "limit_packets = 0", ""),
+            "queue.limit_packets",
+            "zero-size buffer",
+        ),
+        (
             "header queue",
             edit(NDP, "trim = true", "trim = true\nheader_limit_bytes = 10", ""),
             "queue.header_limit_bytes",
@@ -332,4 +338,54 @@ fn every_drop_is_counted_nic_drops_included() {
     assert!(nic > 0, "{q}");
     assert_eq!(all, nic + switch);
     assert_eq!(all, out.summary["packets"]["dropped"].as_u64().unwrap());
+}
+
+/// The newer protocols: each switch feature or queue class a protocol depends on is checked, so a
+/// run without it fails naming what to set (or warns, for classes the design uses by default).
+#[test]
+fn newer_protocols_name_the_switch_features_and_classes_they_need() {
+    let dctcp = "protocol = \"dctcp\"";
+    let with = |transport: &str, extra: &str| edit(BASE, dctcp, transport, extra);
+    check_errors(vec![
+        ("HULL without phantom queues", with("protocol = \"hull\"", ""), "transport.protocol", "phantom_queue = true"),
+        ("HPCC without INT", with("protocol = \"hpcc\"", ""), "transport.protocol", "int = true"),
+        ("RCP without RCP switches", with("protocol = \"rcp\"", ""), "transport.protocol", "rcp = true"),
+        (
+            "PB-FS without postcards",
+            with("protocol = \"dcqcn\"\nfast_start = \"pbfs\"", ""),
+            "transport.fast_start",
+            "postcards = true",
+        ),
+        (
+            "PB-FS on a window CC",
+            with("protocol = \"dctcp\"\nfast_start = \"pbfs\"", ""),
+            "transport.fast_start",
+            "unknown key",
+        ),
+        (
+            "ExpressPass data in a class the queues lack",
+            with("protocol = \"expresspass\"\ndata_priority = 5", ""),
+            "transport.data_priority",
+            "1 class(es)",
+        ),
+        (
+            "ExpressPass credit requests in a class the queues lack",
+            with("protocol = \"expresspass\"\ncontrol_priority = 2", "[queue.fabric]\npriorities = 2\n"),
+            "transport.control_priority",
+            "class 2",
+        ),
+        (
+            "Dart's short flows in a class the queues lack",
+            with("protocol = \"dart\"\nshort_flow_priority = 1", ""),
+            "transport.short_flow_priority",
+            "short flows' data",
+        ),
+    ]);
+    // Default classes of a design warn: Homa's priority levels, dcPIM's three classes.
+    assert_warns(
+        &with("protocol = \"homa\"", "[routing]\nload_balancing = \"spray\"\n"),
+        "transport.priority_levels",
+        "class 7",
+    );
+    assert_warns(&with("protocol = \"dcpim\"", ""), "transport.use_priorities", "class 2");
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import List, Optional
 
 import pandas as pd
@@ -40,6 +41,8 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
     if not runs:
         raise SpecError("filter", f"`{spec.filter}` matches no run of the axes") if spec.filter else \
             SpecError("axes", "the sweep has no runs")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory (a sweep's results are a directory of files)")
     store = Store(out)
     keyed = [(run_key(s), values, s) for values, s in runs]
     store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in keyed])
@@ -117,6 +120,8 @@ def flatten_summary(s: dict) -> dict:
         "slowdown_median": s["slowdown"]["median"],
         "slowdown_p99": s["slowdown"]["p99"],
         "slowdown_mean": s["slowdown"]["mean"],
+        # Counted flows the slowdown figures leave out (they had not finished): survivorship bias.
+        "slowdown_unfinished": s["slowdown"].get("unfinished", 0),
         "max_switch_bytes": q["max_switch_bytes"],
         "mean_switch_bytes_max": q["mean_switch_bytes_max"],
         "switch_bytes_at_end": q["switch_bytes_at_end"],
@@ -135,6 +140,7 @@ def flatten_summary(s: dict) -> dict:
     for g in s["slowdown_by_size"]:
         row[f"slowdown_{g['group']}_median"] = g["median"]
         row[f"slowdown_{g['group']}_p99"] = g["p99"]
+        row[f"slowdown_{g['group']}_unfinished"] = g.get("unfinished", 0)
         row[f"size_group_{g['group']}"] = g["label"]
     return row
 

@@ -5,6 +5,7 @@ pub mod flows;
 pub mod ideal;
 pub mod ideal_paths;
 pub mod link_usage;
+pub mod queues;
 pub mod summary;
 pub mod table;
 pub mod trace;

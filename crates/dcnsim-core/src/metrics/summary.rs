@@ -3,11 +3,9 @@
 
 use super::ideal::ideal_over;
 use super::ideal_paths::IdealPaths;
-use super::link_usage;
 use super::table::{Column, Table};
 use crate::engine::time::Rate;
 use crate::net::packet::LoadBalancing;
-use crate::net::port::PortRole;
 use crate::scenario::output::{RunError, RunOutput};
 use crate::scenario::run::Simulation;
 use serde_json::{json, Value};
@@ -62,7 +60,7 @@ pub fn run_warnings(sim: &Simulation, finished: usize, unfinished: usize) -> Vec
 }
 
 /// JSON has no NaN: missing statistics are null.
-fn num(x: f64) -> Value {
+pub(super) fn num(x: f64) -> Value {
     if x.is_finite() {
         json!(x)
     } else {
@@ -157,68 +155,9 @@ fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
     Ok(FlowResults { table, slowdowns, fcts_us, unfinished_sizes })
 }
 
-/// `wall_s`: wall-clock seconds of the event loop. Fails if a flow beat its ideal FCT (a bug).
-pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> Result<RunOutput, RunError> {
-    let net = &sim.net;
-    let spec = &sim.spec;
-    let fr = spec.framing;
-    let host_rate: Rate = spec.topology.kind.host_rate();
-    let window_start = spec.warmup;
-    let window = sim.ended_at.saturating_sub(window_start);
-
-    // Flows.
-    let FlowResults { table: flows, slowdowns, fcts_us, unfinished_sizes } = flow_table(sim)?;
-    let n = sim.flows.records.len();
-
-    // Ports.
-    let now = sim.ended_at;
-    let mut ports = Table::default();
-    let tier_of = |node: u32| if node < net.hosts { "host" } else { net.tiers[(node - net.hosts) as usize].name() };
-    let ps = &net.ports;
-    ports.push("port_id", Column::U64((0..ps.len() as u64).collect()));
-    ports.push("node", Column::Str(ps.iter().map(|p| net.node_names[p.owner as usize].clone()).collect()));
-    ports.push("peer", Column::Str(ps.iter().map(|p| net.node_names[p.peer as usize].clone()).collect()));
-    ports.push("role", Column::Str(ps.iter().map(|p| p.role.name().to_string()).collect()));
-    ports.push("tier", Column::Str(ps.iter().map(|p| tier_of(p.owner).to_string()).collect()));
-    ports.push("rate_gbps", Column::F64(ps.iter().map(|p| p.rate.gbps()).collect()));
-    ports.push("max_bytes", Column::U64(ps.iter().map(|p| p.occupancy.max_bytes).collect()));
-    ports.push("mean_bytes", Column::F64(ps.iter().map(|p| p.occupancy.mean(p.bytes, window_start, now)).collect()));
-    ports.push("drops", Column::U64(ps.iter().map(|p| p.counters.drops).collect()));
-    ports.push("losses", Column::U64(ps.iter().map(|p| p.counters.losses).collect()));
-    ports.push("ecn_marks", Column::U64(ps.iter().map(|p| p.counters.marks).collect()));
-    ports.push("trims", Column::U64(ps.iter().map(|p| p.counters.trims).collect()));
-    ports.push("bounces", Column::U64(ps.iter().map(|p| p.counters.bounces).collect()));
-    ports.push("tx_bytes", Column::U64(ps.iter().map(|p| p.counters.tx_bytes).collect()));
-    ports.push("tx_packets", Column::U64(ps.iter().map(|p| p.counters.tx_packets).collect()));
-    ports.push(
-        "utilization",
-        Column::F64(link_usage::utilization(net, &sim.window_carry_in, window_start, sim.ended_at)),
-    );
-
-    // Switches.
-    let nsw = net.tiers.len();
-    let mut switches = Table::default();
-    let mut drops = vec![0u64; nsw];
-    let mut marks = vec![0u64; nsw];
-    for p in ps.iter().filter(|p| p.owner >= net.hosts) {
-        drops[(p.owner - net.hosts) as usize] += p.counters.drops;
-        marks[(p.owner - net.hosts) as usize] += p.counters.marks;
-    }
-    let sw_max: Vec<u64> = net.switch_occupancy.iter().map(|o| o.max_bytes).collect();
-    let sw_mean: Vec<f64> =
-        (0..nsw).map(|s| net.switch_occupancy[s].mean(net.switch_bytes[s], window_start, now)).collect();
-    switches.push("switch", Column::Str((0..nsw).map(|s| net.node_names[net.hosts as usize + s].clone()).collect()));
-    switches.push("tier", Column::Str(net.tiers.iter().map(|t| t.name().to_string()).collect()));
-    switches.push("max_bytes", Column::U64(sw_max.clone()));
-    switches.push("mean_bytes", Column::F64(sw_mean.clone()));
-    switches.push("drops", Column::U64(drops.clone()));
-    switches.push("ecn_marks", Column::U64(marks.clone()));
-
-    // Aggregates.
-    let hosts = net.hosts as u64;
-    let rtt = net.base_rtt(0, net.hosts - 1, fr.mtu_bytes, fr.control_bytes);
-    let bdp = host_rate.bytes_in(rtt);
-    let edges: Vec<u64> = spec.metrics.size_group_edges.clone().unwrap_or_else(|| vec![fr.mss() as u64, bdp, 8 * bdp]);
+/// Slowdown statistics per flow-size group: groups bounded by `edges` (bytes; the last group is
+/// open), each with the counted flows of that size that did not finish.
+fn size_groups(edges: &[u64], slowdowns: &[(u64, f64)], unfinished_sizes: &[u64]) -> Vec<Value> {
     let mut groups = Vec::new();
     let mut lo = 0u64;
     for (gi, hi) in edges.iter().copied().map(Some).chain([None]).enumerate() {
@@ -239,59 +178,56 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         groups.push(g);
         lo = hi.unwrap_or(0);
     }
-    let delivered: u64 = sim.flows.delivered_in_window.iter().sum();
-    let secs = window as f64 / 1e12;
-    let goodput_gbps = if secs > 0.0 { delivered as f64 * 8.0 / secs / 1e9 } else { f64::NAN };
-    let per_host: Vec<f64> = sim
-        .flows
-        .delivered_in_window
-        .iter()
-        .map(|&b| if secs > 0.0 { b as f64 * 8.0 / secs / 1e9 } else { f64::NAN })
-        .collect();
-    let mut tiers = serde_json::Map::new();
-    let mut tier_means = serde_json::Map::new();
-    for (s, t) in net.tiers.iter().enumerate() {
-        let e = tiers.entry(t.name()).or_insert(json!(0u64));
-        *e = json!(e.as_u64().unwrap().max(sw_max[s]));
-        let m = tier_means.entry(t.name()).or_insert(json!(0.0));
-        *m = json!(m.as_f64().unwrap().max(sw_mean[s]));
+    groups
+}
+
+/// Gb/s of `bytes` over `secs`, NaN for an empty window.
+fn gbps(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs / 1e9
+    } else {
+        f64::NAN
     }
+}
+
+/// A transport's counters as a JSON object.
+fn counters(t: &crate::transport::Transport) -> serde_json::Map<String, Value> {
+    t.counters().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect()
+}
+
+/// Several transports in one run: each setup's protocol and counters, in spec order.
+fn transports_summary(sim: &Simulation) -> Value {
+    let setups = sim.spec.transports.iter().zip(&sim.transports);
+    let all: Vec<Value> = setups
+        .map(|(setup, t)| json!({"name": setup.name, "protocol": setup.config.name(), "counters": counters(t)}))
+        .collect();
+    json!(all)
+}
+
+/// `wall_s`: wall-clock seconds of the event loop. Fails if a flow beat its ideal FCT (a bug).
+pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> Result<RunOutput, RunError> {
+    let (net, spec, fr) = (&sim.net, &sim.spec, sim.spec.framing);
+    let host_rate: Rate = spec.topology.kind.host_rate();
+    let window_start = spec.warmup;
+    let window = sim.ended_at.saturating_sub(window_start);
+    let FlowResults { table: flows, slowdowns, fcts_us, unfinished_sizes } = flow_table(sim)?;
+    let n = sim.flows.records.len();
+    let mut ports = super::queues::port_table(sim);
+    let sw = super::queues::switch_queues(sim);
+    let hosts = net.hosts as u64;
+    let rtt = net.base_rtt(0, net.hosts - 1, fr.mtu_bytes, fr.control_bytes);
+    let bdp = host_rate.bytes_in(rtt);
+    let edges: Vec<u64> = spec.metrics.size_group_edges.clone().unwrap_or_else(|| vec![fr.mss() as u64, bdp, 8 * bdp]);
+    let secs = window as f64 / 1e12;
+    let goodput_gbps = gbps(sim.flows.delivered_in_window.iter().sum(), secs);
+    let per_host_min = sim.flows.delivered_in_window.iter().map(|&b| gbps(b, secs)).fold(f64::INFINITY, f64::min);
     // What arrived inside the window: with goodput, whether the run kept up with its load (a
     // backlog that grows through the window means the protocol could not deliver it).
     let offered_window: u64 = sim.flows.records.iter().filter(|r| r.start >= window_start).map(|r| r.size).sum();
-    let offered_window_gbps = if secs > 0.0 { offered_window as f64 * 8.0 / secs / 1e9 } else { f64::NAN };
-    let nic_max = ps.iter().filter(|p| p.role == PortRole::HostNic).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
-    let switch_port_max =
-        ps.iter().filter(|p| p.role != PortRole::HostNic).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
-    let counters = |t: &crate::transport::Transport| -> serde_json::Map<String, Value> {
-        t.counters().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect()
-    };
-    let transport = counters(&sim.transports[0]);
     let pool = &net.pool;
     let unfinished = n as u64 - sim.flows.finished;
-    // Every drop: switch ports and host NICs (a NIC drops when its sender outruns it).
-    let switch_drops: u64 = drops.iter().sum();
-    let nic_drops: u64 = ps.iter().filter(|p| p.role == PortRole::HostNic).map(|p| p.counters.drops).sum();
     let mut warnings = spec.warnings.clone();
     warnings.extend(run_warnings(sim, slowdowns.len(), unfinished_sizes.len()));
-    // Built apart: one json! with everything exceeds the macro recursion limit.
-    let queues = json!({
-        "max_switch_bytes": sw_max.iter().copied().max().unwrap_or(0),
-        "max_switch_bytes_by_tier": tiers,
-        "mean_switch_bytes_max": num(sw_mean.iter().copied().fold(0.0, f64::max)),
-        "mean_switch_bytes_by_tier": tier_means,
-        "switch_bytes_at_end": net.switch_bytes.iter().sum::<u64>(),
-        "max_switch_port_bytes": switch_port_max,
-        "max_nic_bytes": nic_max,
-        "drops": switch_drops + nic_drops,
-        "switch_drops": switch_drops,
-        "nic_drops": nic_drops,
-        // Lost on lossy links (every port, host NICs included), not dropped by a queue.
-        "losses": ps.iter().map(|p| p.counters.losses).sum::<u64>(),
-        "ecn_marks": marks.iter().sum::<u64>(),
-        "trims": ps.iter().map(|p| p.counters.trims).sum::<u64>(),
-        "bounces": ps.iter().map(|p| p.counters.bounces).sum::<u64>(),
-    });
     let mut summary = json!({
         "name": spec.name,
         "version": crate::VERSION,
@@ -312,33 +248,27 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         "data_packets_delivered": sim.data_packets_delivered(),
         "flows": {"started": n, "finished": sim.flows.finished, "unfinished": unfinished, "counted": slowdowns.len() + unfinished_sizes.len(), "counted_finished": slowdowns.len(), "counted_unfinished": unfinished_sizes.len()},
         "offered_load_gbps": sim.workload.offered_load_bytes_per_sec() * 8.0 / 1e9,
-        "offered_window_gbps": num(offered_window_gbps),
+        "offered_window_gbps": num(gbps(offered_window, secs)),
         "goodput_gbps": num(goodput_gbps),
         "goodput_per_host_gbps": num(goodput_gbps / hosts as f64),
         "goodput_normalized": num(goodput_gbps / (hosts as f64 * host_rate.gbps())),
-        "goodput_per_host_min_gbps": num(per_host.iter().copied().fold(f64::INFINITY, f64::min)),
+        "goodput_per_host_min_gbps": num(per_host_min),
         "slowdown": stats(slowdowns.iter().map(|s| s.1).collect(), unfinished_sizes.len()),
-        "slowdown_by_size": groups,
+        "slowdown_by_size": size_groups(&edges, &slowdowns, &unfinished_sizes),
         "fct_us": stats(fcts_us, unfinished_sizes.len()),
-        "queues": queues,
+        "queues": super::queues::queues_summary(sim, &sw),
         "packets": {"created": pool.created, "delivered": pool.delivered, "dropped": pool.dropped, "trimmed": pool.trimmed, "in_flight": pool.live(), "peak_alive": pool.capacity_used()},
-        "transport": transport,
+        "transport": counters(&sim.transports[0]),
         "warnings": warnings,
         "spec": resolved.clone(),
     });
     if sim.transports.len() > 1 {
-        // Several transports in one run: each setup's protocol and counters, in spec order.
-        let all: Vec<Value> = spec
-            .transports
-            .iter()
-            .zip(&sim.transports)
-            .map(|(setup, t)| json!({"name": setup.name, "protocol": setup.config.name(), "counters": counters(t)}))
-            .collect();
-        summary["transports"] = json!(all);
+        summary["transports"] = transports_summary(sim);
     }
     let timeseries = timeseries_table(sim);
     // The traces are taken out of the simulation and attached by the caller (`TraceOutput`).
     let (trace, flow_state) = (Table::default(), Table::default());
+    let mut switches = sw.table;
     super::fabric::extend(sim, &mut ports, &mut switches, &mut summary);
     Ok(RunOutput { flows, ports, switches, timeseries, trace, flow_state, summary, resolved_spec: resolved })
 }

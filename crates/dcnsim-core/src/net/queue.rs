@@ -128,7 +128,8 @@ fn read_limit(s: &mut Section, base: &QueueConfig, mtu: u32) -> SpecResult<Optio
     let limit = read_amount(s, "limit", "admission limit (drop-tail); unset = infinite buffer")?;
     let limit = limit.or(base.limit);
     if let Some(l) = limit {
-        s.ensure(l.value() > 0, "limit_bytes", "a zero-size buffer cannot hold any packet")?;
+        let key = if matches!(l, Amount::Packets(_)) { "limit_packets" } else { "limit_bytes" };
+        s.ensure(l.value() > 0, key, "a zero-size buffer cannot hold any packet")?;
         // A packet is admitted if it fits beside what waits, so a buffer under one full packet
         // drops (or trims) every full packet, even at an idle port.
         if let Amount::Bytes(b) = l {

@@ -112,6 +112,75 @@ fn read_load_balancing(s: &mut Section, default: &str, doc: &'static str) -> Spe
 use crate::limits::{MAX_DELAY_US, MAX_PACKET_BYTES, MIN_MTU_BYTES};
 pub use crate::limits::{MAX_DURATION_US, MAX_TRANSPORTS};
 
+/// Reads `[measure]`: the warm-up before the measurement window, us.
+fn read_warmup_us(top: &mut Section, duration_us: f64) -> SpecResult<f64> {
+    let mut m = top.table("measure", "the measurement window")?;
+    let warmup_us = m.f64_or(
+        "warmup_us",
+        0.0,
+        "us",
+        "statistics (goodput, queues, counters, slowdown) cover only flows and time after this",
+    )?;
+    m.ensure(
+        warmup_us >= 0.0 && warmup_us < duration_us,
+        "warmup_us",
+        format!("must be in [0, duration_us), got {warmup_us}"),
+    )?;
+    m.finish()?;
+    Ok(warmup_us)
+}
+
+/// `[net]`: packet format, switch latency, NIC pacing.
+struct NetSpec {
+    framing: Framing,
+    latency_us: f64,
+    pacing_gbps: Option<f64>,
+}
+
+/// Reads `[net]`.
+fn read_net(top: &mut Section) -> SpecResult<NetSpec> {
+    let mut n = top.table("net", "packet format and switch model")?;
+    let mtu = n.u64_or("mtu_bytes", 1500, "bytes", "wire bytes of a full-sized data packet, headers included")?;
+    let header = n.u64_or("header_bytes", 64, "bytes", "header bytes in every data packet (part of mtu_bytes)")?;
+    let control = n.u64_or(
+        "control_bytes",
+        64,
+        "bytes",
+        "wire bytes of a control packet (ACK, NACK, PULL, credit, trimmed header)",
+    )?;
+    let latency = n.f64_or("switch_latency_us", 0.0, "us", "processing latency added at every switch")?;
+    let pacing = n.f64_opt("nic_pacing_gbps", "Gb/s",
+        "pace every host NIC to this rate (packets serialize at line rate, spaced by the pacing gap); unset = line rate")?;
+    if let Some(p) = pacing {
+        crate::topology::check_rate(&n, "nic_pacing_gbps", p)?;
+    }
+    let (min_mtu, max) = (MIN_MTU_BYTES, MAX_PACKET_BYTES);
+    n.ensure((min_mtu..=max).contains(&mtu), "mtu_bytes", format!("must be in [{min_mtu}, {max}], got {mtu}"))?;
+    n.ensure(header < mtu, "header_bytes", format!("must be smaller than mtu_bytes ({mtu}), got {header}"))?;
+    n.ensure((1..=max).contains(&control), "control_bytes", format!("must be in [1, {max}]"))?;
+    let max_us = MAX_DELAY_US;
+    n.ensure((0.0..=max_us).contains(&latency), "switch_latency_us", format!("must be in [0, {max_us:e}] us"))?;
+    n.finish()?;
+    let framing = Framing { mtu_bytes: mtu as u32, header_bytes: header as u32, control_bytes: control as u32 };
+    Ok(NetSpec { framing, latency_us: latency, pacing_gbps: pacing })
+}
+
+/// The transport setup (index into the run's setups) of each workload component.
+fn component_transports(workload: &WorkloadSpec, transports: &[TransportSetup]) -> SpecResult<Vec<u8>> {
+    let mut component_transport = Vec::with_capacity(workload.components.len());
+    for c in &workload.components {
+        let index = match &c.transport {
+            None => 0,
+            Some(name) => transports.iter().position(|t| &t.name == name).ok_or_else(|| {
+                let known: Vec<&str> = transports[1..].iter().map(|t| t.name.as_str()).collect();
+                c.err("transport", format!("no [transports.{name}] table (defined: {known:?})"))
+            })?,
+        };
+        component_transport.push(index as u8);
+    }
+    Ok(component_transport)
+}
+
 impl RunSpec {
     pub fn read(top: &mut Section) -> SpecResult<RunSpec> {
         let name = top.string_opt("name", "a label for the run (free text)")?.unwrap_or_default();
@@ -128,43 +197,9 @@ impl RunSpec {
             "end early once the workload has no more arrivals and every flow has finished",
         )?;
 
-        let mut m = top.table("measure", "the measurement window")?;
-        let warmup_us = m.f64_or(
-            "warmup_us",
-            0.0,
-            "us",
-            "statistics (goodput, queues, counters, slowdown) cover only flows and time after this",
-        )?;
-        m.ensure(
-            warmup_us >= 0.0 && warmup_us < duration_us,
-            "warmup_us",
-            format!("must be in [0, duration_us), got {warmup_us}"),
-        )?;
-        m.finish()?;
+        let warmup_us = read_warmup_us(top, duration_us)?;
 
-        let mut n = top.table("net", "packet format and switch model")?;
-        let mtu = n.u64_or("mtu_bytes", 1500, "bytes", "wire bytes of a full-sized data packet, headers included")?;
-        let header = n.u64_or("header_bytes", 64, "bytes", "header bytes in every data packet (part of mtu_bytes)")?;
-        let control = n.u64_or(
-            "control_bytes",
-            64,
-            "bytes",
-            "wire bytes of a control packet (ACK, NACK, PULL, credit, trimmed header)",
-        )?;
-        let latency = n.f64_or("switch_latency_us", 0.0, "us", "processing latency added at every switch")?;
-        let pacing = n.f64_opt("nic_pacing_gbps", "Gb/s",
-            "pace every host NIC to this rate (packets serialize at line rate, spaced by the pacing gap); unset = line rate")?;
-        if let Some(p) = pacing {
-            crate::topology::check_rate(&n, "nic_pacing_gbps", p)?;
-        }
-        let (min_mtu, max) = (MIN_MTU_BYTES, MAX_PACKET_BYTES);
-        n.ensure((min_mtu..=max).contains(&mtu), "mtu_bytes", format!("must be in [{min_mtu}, {max}], got {mtu}"))?;
-        n.ensure(header < mtu, "header_bytes", format!("must be smaller than mtu_bytes ({mtu}), got {header}"))?;
-        n.ensure((1..=max).contains(&control), "control_bytes", format!("must be in [1, {max}]"))?;
-        let max_us = MAX_DELAY_US;
-        n.ensure((0.0..=max_us).contains(&latency), "switch_latency_us", format!("must be in [0, {max_us:e}] us"))?;
-        n.finish()?;
-        let framing = Framing { mtu_bytes: mtu as u32, header_bytes: header as u32, control_bytes: control as u32 };
+        let NetSpec { framing, latency_us: latency, pacing_gbps: pacing } = read_net(top)?;
 
         let mut t = top.table("topology", "the fabric")?;
         let topology = Topology::read(&mut t)?;
@@ -182,17 +217,7 @@ impl RunSpec {
         let transports = read_transports(top, &base)?;
 
         let workload = WorkloadSpec::read(top)?;
-        let mut component_transport = Vec::with_capacity(workload.components.len());
-        for c in &workload.components {
-            let index = match &c.transport {
-                None => 0,
-                Some(name) => transports.iter().position(|t| &t.name == name).ok_or_else(|| {
-                    let known: Vec<&str> = transports[1..].iter().map(|t| t.name.as_str()).collect();
-                    c.err("transport", format!("no [transports.{name}] table (defined: {known:?})"))
-                })?,
-            };
-            component_transport.push(index as u8);
-        }
+        let component_transport = component_transports(&workload, &transports)?;
 
         let metrics = MetricsSpec::read(top, duration_us)?;
         let trace = TraceSpec::read(top)?;

@@ -81,12 +81,19 @@ fn inline_row(row: &serde_json::Value, index: usize) -> Result<ListedFlow, Strin
         return Err(format!("{shape}, got {row}"));
     };
     let host = |v: &serde_json::Value, what: &str| {
-        v.as_u64().and_then(|h| u32::try_from(h).ok()).ok_or_else(|| format!("{what} {v} is not a host id ({shape})"))
+        whole(v).and_then(|h| u32::try_from(h).ok()).ok_or_else(|| format!("{what} {v} is not a host id ({shape})"))
     };
     let (src, dst) = (host(&f[0], "src")?, host(&f[1], "dst")?);
-    let size = f[2].as_u64().ok_or_else(|| format!("size_bytes {} is not a whole number ({shape})", f[2]))?;
+    let size = whole(&f[2]).ok_or_else(|| format!("size_bytes {} is not a whole number ({shape})", f[2]))?;
     let start = f[3].as_f64().ok_or_else(|| format!("start_us {} is not a number ({shape})", f[3]))?;
     checked(src, dst, size, start, index)
+}
+
+/// A whole number, also when written as a float (`3.0`: rows of a numpy float array or a
+/// DataFrame's values); `3.5` or a float beyond 2^53 (not exact) is not one.
+fn whole(v: &serde_json::Value) -> Option<u64> {
+    const EXACT: f64 = (1u64 << 53) as f64;
+    v.as_u64().or_else(|| v.as_f64().filter(|x| x.fract() == 0.0 && (0.0..=EXACT).contains(x)).map(|x| x as u64))
 }
 
 #[cfg(test)]
@@ -131,6 +138,9 @@ mod tests {
             (json!({"src": 0}), 0, "expected [src, dst, size_bytes, start_us]"),
             (json!([0, 0, 100, 0]), 0, "the same host"),
             (json!([-1, 1, 100, 0]), 0, "src -1 is not a host id"),
+            (json!([0.5, 1, 100, 0]), 0, "src 0.5 is not a host id"),
+            (json!([-1.0, 1, 100, 0]), 0, "src -1.0 is not a host id"),
+            (json!([0, 1, 1e300, 0]), 0, "is not a whole number"),
             (json!([0, 1, 1.5, 0]), 0, "size_bytes 1.5 is not a whole number"),
             (json!([0, 1, 0, 0]), 0, "size_bytes must be in"),
             (json!([0, 1, 10, "x"]), 0, "start_us \"x\" is not a number"),
@@ -141,5 +151,8 @@ mod tests {
             assert!(i == at && e.contains(msg), "{row}: {e}");
         }
         assert_eq!(from_rows(&[json!([0, 1, 1, 0]), json!([1, 1, 1, 0])]).unwrap_err().0, 1);
+        // Whole floats (a numpy float array's rows) read as the integers they are.
+        let floats = from_rows(&[json!([2.0, 3.0, 200.0, 1.0])]).unwrap();
+        assert_eq!(floats, from_rows(&[json!([2, 3, 200, 1])]).unwrap());
     }
 }

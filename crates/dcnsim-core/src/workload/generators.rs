@@ -135,103 +135,113 @@ fn derangement(rng: &mut Rng, n: u32) -> Vec<u32> {
     }
 }
 
+/// One component as built: where its later arrivals come from, the arrivals already drawn, and the
+/// load it offers (bytes per second; 0 for a fixed set of flows).
+struct BuiltComponent {
+    source: Source,
+    ready: VecDeque<FlowArrival>,
+    offered: f64,
+}
+
+/// A component without a generator: its flows are all known at build time.
+fn fixed(ready: VecDeque<FlowArrival>) -> BuiltComponent {
+    BuiltComponent { source: Source::Fixed, ready, offered: 0.0 }
+}
+
+/// Builds component `c` (number `index`); `capacity` is the sum of host link rates, bytes per second.
+fn build_component(
+    c: &ComponentSpec,
+    index: u16,
+    env: &WorkloadEnv,
+    rng: &mut Rng,
+    capacity: f64,
+) -> SpecResult<BuiltComponent> {
+    let arrival = |start: Time, src: u32, dst: u32, size: u64| FlowArrival {
+        start,
+        src,
+        dst,
+        size_bytes: size,
+        component: index,
+    };
+    Ok(match &c.kind {
+        Kind::Poisson { load, cdf, rule, start, stop } => {
+            check_hosts(c, env.hosts, 2)?;
+            let rate = load * capacity / cdf.mean(*rule); // flows per second
+            let gap = 1e12 / rate;
+            let first = *start as f64 + rng.exponential(gap);
+            let stop = stop.unwrap_or(env.end).min(env.end);
+            let source = Source::Poisson { next: first, gap, stop, cdf: cdf.clone(), rule: *rule };
+            BuiltComponent { source, ready: VecDeque::new(), offered: load * capacity }
+        }
+        Kind::Permutation { size, start } => {
+            check_hosts(c, env.hosts, 2)?;
+            let pairs = derangement(rng, env.hosts);
+            fixed(pairs.iter().enumerate().map(|(src, &dst)| arrival(*start, src as u32, dst, *size)).collect())
+        }
+        Kind::Incast { senders, size, mode } => {
+            if *senders >= env.hosts {
+                let what = format!("must be less than the number of hosts ({}), got {senders}", env.hosts);
+                return Err(c.err("senders", what));
+            }
+            match mode {
+                IncastMode::Once { at, receiver } => {
+                    let r = match receiver {
+                        Some(r) if *r >= env.hosts => {
+                            return Err(c.err("receiver", format!("host {r} does not exist ({} hosts)", env.hosts)))
+                        }
+                        Some(r) => *r,
+                        None => rng.below(env.hosts as u64) as u32,
+                    };
+                    let mut others: Vec<u32> = (0..env.hosts).filter(|&h| h != r).collect();
+                    draw_distinct(rng, &mut others, *senders as usize);
+                    fixed(others[..*senders as usize].iter().map(|&s| arrival(*at, s, r, *size)).collect())
+                }
+                IncastMode::Overlay { load, periodic, start, stop } => {
+                    overlay(rng, env, capacity, (*senders, *size), (*load, *periodic, *start, *stop))
+                }
+            }
+        }
+        Kind::FlowList { file, flows, inline } => {
+            check_listed_hosts(c, file, flows, *inline, env.hosts)?;
+            fixed(flows.iter().map(|f| arrival(f.start, f.src, f.dst, f.size)).collect())
+        }
+        Kind::ClosedLoop { .. } => {
+            let (source, first) = closed_loop(c, env, rng, index)?;
+            BuiltComponent { source, ready: first.into(), offered: 0.0 }
+        }
+    })
+}
+
+/// An incast overlay: `senders` x `size` bytes into a random receiver, at `load` of `capacity`.
+fn overlay(
+    rng: &mut Rng,
+    env: &WorkloadEnv,
+    capacity: f64,
+    (senders, size): (u32, u64),
+    (load, periodic, start, stop): (f64, bool, Time, Option<Time>),
+) -> BuiltComponent {
+    let events_per_sec = load * capacity / (senders as f64 * size as f64);
+    let gap = 1e12 / events_per_sec;
+    // A periodic overlay starts at a uniformly random phase, so the expected number of events in
+    // any window is exactly its length / gap.
+    let first = start as f64 + if periodic { rng.uniform() * gap } else { rng.exponential(gap) };
+    let stop = stop.unwrap_or(env.end).min(env.end);
+    let pool = (0..env.hosts).collect();
+    let source = Source::Overlay { next: first, gap, periodic, stop, senders, size, pool };
+    BuiltComponent { source, ready: VecDeque::new(), offered: load * capacity }
+}
+
 impl Workload {
     pub fn build(spec: &WorkloadSpec, env: &WorkloadEnv) -> SpecResult<Workload> {
-        let host_bytes_per_sec = env.host_rate.bps() as f64 / 8.0;
-        let capacity = env.hosts as f64 * host_bytes_per_sec;
+        let capacity = env.hosts as f64 * env.host_rate.bps() as f64 / 8.0;
         let mut components = Vec::new();
         let mut offered = 0.0;
         for (i, c) in spec.components.iter().enumerate() {
             let mut rng = Rng::for_component(env.seed, &format!("workload[{i}]"));
             let index = i as u16;
-            let mut ready = VecDeque::new();
-            let arrival = |start: Time, src: u32, dst: u32, size: u64| FlowArrival {
-                start,
-                src,
-                dst,
-                size_bytes: size,
-                component: index,
-            };
-            let source = match &c.kind {
-                Kind::Poisson { load, cdf, rule, start, stop } => {
-                    check_hosts(c, env.hosts, 2)?;
-                    let rate = load * capacity / cdf.mean(*rule); // flows per second
-                    offered += load * capacity;
-                    let gap = 1e12 / rate;
-                    let first = *start as f64 + rng.exponential(gap);
-                    Source::Poisson {
-                        next: first,
-                        gap,
-                        stop: stop.unwrap_or(env.end).min(env.end),
-                        cdf: cdf.clone(),
-                        rule: *rule,
-                    }
-                }
-                Kind::Permutation { size, start } => {
-                    check_hosts(c, env.hosts, 2)?;
-                    for (src, &dst) in derangement(&mut rng, env.hosts).iter().enumerate() {
-                        ready.push_back(arrival(*start, src as u32, dst, *size));
-                    }
-                    Source::Fixed
-                }
-                Kind::Incast { senders, size, mode } => {
-                    if *senders >= env.hosts {
-                        return Err(c.err(
-                            "senders",
-                            format!("must be less than the number of hosts ({}), got {senders}", env.hosts),
-                        ));
-                    }
-                    match mode {
-                        IncastMode::Once { at, receiver } => {
-                            let r = match receiver {
-                                Some(r) if *r >= env.hosts => {
-                                    return Err(
-                                        c.err("receiver", format!("host {r} does not exist ({} hosts)", env.hosts))
-                                    )
-                                }
-                                Some(r) => *r,
-                                None => rng.below(env.hosts as u64) as u32,
-                            };
-                            let mut others: Vec<u32> = (0..env.hosts).filter(|&h| h != r).collect();
-                            draw_distinct(&mut rng, &mut others, *senders as usize);
-                            for &s in &others[..*senders as usize] {
-                                ready.push_back(arrival(*at, s, r, *size));
-                            }
-                            Source::Fixed
-                        }
-                        IncastMode::Overlay { load, periodic, start, stop } => {
-                            let events_per_sec = load * capacity / (*senders as f64 * *size as f64);
-                            offered += load * capacity;
-                            let gap = 1e12 / events_per_sec;
-                            // A periodic overlay starts at a uniformly random phase, so the expected
-                            // number of events in any window is exactly its length / gap.
-                            let first =
-                                *start as f64 + if *periodic { rng.uniform() * gap } else { rng.exponential(gap) };
-                            let stop = stop.unwrap_or(env.end).min(env.end);
-                            let pool = (0..env.hosts).collect();
-                            Source::Overlay {
-                                next: first,
-                                gap,
-                                periodic: *periodic,
-                                stop,
-                                senders: *senders,
-                                size: *size,
-                                pool,
-                            }
-                        }
-                    }
-                }
-                Kind::FlowList { file, flows, inline } => {
-                    check_listed_hosts(c, file, flows, *inline, env.hosts)?;
-                    ready.extend(flows.iter().map(|f| arrival(f.start, f.src, f.dst, f.size)));
-                    Source::Fixed
-                }
-                Kind::ClosedLoop { .. } => {
-                    let (source, first) = closed_loop(c, env, &mut rng, index)?;
-                    ready.extend(first);
-                    source
-                }
-            };
+            let BuiltComponent { source, mut ready, offered: load } =
+                build_component(c, index, env, &mut rng, capacity)?;
+            offered += load;
             // Fixed flows at or after the end never start.
             ready.retain(|a| a.start < env.end);
             components.push(Component { source, ready, rng, index });

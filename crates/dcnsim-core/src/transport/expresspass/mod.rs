@@ -40,11 +40,12 @@
 mod config;
 mod feedback;
 mod flow;
+mod invariants;
 
 pub use config::{Feedback, XpassConfig};
 
 use super::conns::ConnTable;
-use super::{Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
+use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::Rng;
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::scenario::reader::{Section, SpecResult};
@@ -126,19 +127,27 @@ impl Protocol for Xpass {
         "expresspass"
     }
     fn needs(cfg: &XpassConfig) -> Needs {
-        Needs { credit_shaping: Some(cfg.shaping()), ..Needs::default() }
+        let class = |key, class, purpose| ClassUse { key, class, explicit: true, purpose };
+        let classes = vec![
+            class("data_priority", cfg.data_priority, "data"),
+            class("control_priority", cfg.control_priority, "credit requests, credit stops and NACKs"),
+        ];
+        Needs { classes, credit_shaping: Some(cfg.shaping()), ..Needs::default() }
     }
     fn new(cfg: &XpassConfig, env: &TransportEnv) -> Xpass {
         Xpass::new(cfg, env)
     }
     fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
-        self.start(ctx, flow)
+        self.start(ctx, flow);
+        self.check(flow);
     }
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
-        self.packet(ctx, host, pkt)
+        self.packet(ctx, host, pkt);
+        self.check(pkt.flow);
     }
     fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
-        self.timer(ctx, kind, id)
+        self.timer(ctx, kind, id);
+        self.check(id);
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Xpass::counters(self)
