@@ -7,7 +7,7 @@ import dcnsim
 from dcnsim import repro
 
 NDP_REPROS = ["ndp-fig4", "ndp-fig14", "ndp-fig15", "ndp-fig16", "ndp-fig17", "ndp-fig19", "ndp-fig20", "ndp-fig21",
-              "ndp-fig22", "ndp-prio"]
+              "ndp-fig22", "ndp-fig23", "ndp-prio", "ndp-scale"]
 
 
 @pytest.mark.parametrize("name", NDP_REPROS)
@@ -17,7 +17,7 @@ def test_every_run_of_the_ndp_reproductions_is_a_valid_spec(name, quick):
     assert runs
     for _, spec in runs:
         resolved = dcnsim.resolve(spec)
-        assert resolved["transport"]["protocol"] in ("ndp", "dctcp", "phost")
+        assert resolved["transport"]["protocol"] in ("ndp", "dctcp", "phost", "dcqcn")
 
 
 def test_fig22_slows_one_direction_and_compares_penalties_at_the_papers_window():
@@ -47,3 +47,31 @@ def test_the_preferred_sender_of_ndp_prio_is_one_of_its_incasts_senders():
             senders = {f[0] for f in r["workload"][0]["flows"]}
             assert len(senders) == len(r["workload"][0]["flows"])
             assert r["transport"]["prioritize_senders"] == [r["workload"][0]["flows"][0][0]]
+
+
+def test_fig23_runs_the_papers_oversubscribed_tree_and_web_flows_in_closed_loops():
+    # 512 hosts: k = 8 with 16 hosts per ToR (4:1); C = 5 and 10 connections per host, each a
+    # closed loop to random hosts with exponential gaps of median 1 ms, web-server sizes.
+    import math
+
+    from dcnsim.repro import ndp_fig23
+
+    runs = [dcnsim.resolve(s) for _, s in repro.get("ndp-fig23").build(True).runs()]
+    assert {r["transport"]["protocol"] for r in runs} == {"ndp", "dctcp"} and len(runs) == 4
+    assert sorted(r["workload"][0]["connections"] for r in runs) == [5, 5, 10, 10]
+    for r in runs:
+        topo, w = r["topology"], r["workload"][0]
+        assert (topo["k"], topo["oversubscription"]) == (8, 4) and ndp_fig23.HOSTS == 512
+        assert w["kind"] == "closed_loop" and w["sources"] == list(range(512)) and "receiver" not in w
+        assert w["cdf"] == "fb_webserver" and w["think_distribution"] == "exponential"
+        assert abs(w["think_us"] * math.log(2) - 1000.0) < 1e-6  # median gap 1 ms
+
+
+def test_fig19_runs_dcqcn_lossless_with_200_buffers_per_port_shared():
+    for quick, k in [(True, 8), (False, 12)]:
+        runs = {r["transport"]["protocol"]: r for r in map(dcnsim.resolve, (s for _, s in
+                                                                            repro.get("ndp-fig19").build(quick).runs()))}
+        d = runs["dcqcn"]
+        assert d["switch"]["pfc"] and d["switch"]["buffer_bytes"] == 200 * k * 9000
+        assert d["queue"]["ecn_k_packets"] == 20 and d["routing"]["load_balancing"] == "ecmp"
+        assert not runs["ndp"]["switch"].get("pfc", False)

@@ -144,7 +144,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("dctcp", 0x1a0f_d00f_53d5_681d),
     ("newreno", 0x8999_a65b_18d8_7205),
     ("ndp", 0xabea_1e9f_1a77_9ff4),
-    ("phost", 0x1a1b_f5a1_9b7c_1c4d),
+    ("phost", 0x9916_e3a7_175e_93f0),
     ("swift", 0x8759_2cb4_5d06_a1f6),
     ("sird", 0x6a94_7181_bd45_15b4),
     ("dcqcn", 0xf94f_1a4d_daa9_1f5f),

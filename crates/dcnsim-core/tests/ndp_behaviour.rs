@@ -141,16 +141,21 @@ fn phost_spec(k: u32, workload: &str, duration_us: f64, warmup_us: f64) -> serde
 #[test]
 fn without_trimming_phost_loses_permutation_throughput_but_its_tokens_recover_incast_drops() {
     // NDP paper section 6.2: pHost on 8-packet drop-tail queues reaches ~70% on a permutation
-    // (NDP ~95%). Its incast, though, is recovered by the receiver re-issuing the tokens of lost
-    // packets (pHost's own design), not by sender timeouts: the 32-to-1 incast ends as NDP's does
-    // (the paper's pHost, built on htsim's TCP, took ~10x longer; docs/protocols/ndp.md).
+    // (NDP ~95%). What holds it back is not loss but its token window (one BDP of tokens per
+    // flow, as the pHost authors' simulator has it): sprayed packets queue, the token round trip
+    // grows beyond 8 packet times, and the receiver, with no other flow to serve, idles. Its
+    // incast, though, is recovered by the receiver's rounds of tokens over the missing packets
+    // (pHost's own design), not by sender timeouts: the 32-to-1 incast ends as NDP's does (the
+    // paper's pHost, built on htsim's TCP, took ~10x longer; docs/protocols/ndp.md).
     let perm = "[[workload]]\nkind = \"permutation\"\nsize_bytes = 100000000000\n";
     let p = run_checked(&phost_spec(6, perm, 10_000.0, 2000.0));
     let n = run_checked(&ndp_spec(6, perm, 10_000.0, 2000.0, ""));
     let (pu, nu) =
         (p.summary["goodput_normalized"].as_f64().unwrap(), n.summary["goodput_normalized"].as_f64().unwrap());
-    assert!(pu < 0.85 && nu - pu > 0.15, "pHost {pu} vs NDP {nu}");
-    assert!(p.summary["queues"]["drops"].as_u64().unwrap() > 0 && p.summary["queues"]["trims"].as_u64().unwrap() == 0);
+    assert!((0.6..0.8).contains(&pu) && nu - pu > 0.15, "pHost {pu} vs NDP {nu}");
+    let drops = p.summary["queues"]["drops"].as_u64().unwrap();
+    assert!(drops * 100 < counter(&p, "data_packets_sent"), "{drops} drops: the window, not loss, limits pHost");
+    assert!(p.summary["queues"]["trims"].as_u64().unwrap() == 0);
     let incast = "[[workload]]\nkind = \"incast\"\nsenders = 32\nsize_bytes = 450000\nat_us = 1.0\nreceiver = 0\n";
     let p = run_checked(&phost_spec(6, incast, 2_000_000.0, 0.0));
     let n = run_checked(&ndp_spec(6, incast, 2_000_000.0, 0.0, ""));
@@ -256,6 +261,13 @@ fn ndp_and_phost_each_document_their_own_defaults() {
         assert_eq!((default("ndp", key), default("phost", key)), (ndp.to_string(), phost.to_string()), "{key}");
     }
     assert!(!d.params.iter().any(|p| p.path == "transport.pull_rate"), "the old name is not documented");
-    assert_eq!(default("phost", "token_timeout_us"), "150");
-    assert!(!d.params.iter().any(|p| p.scope == Some("ndp") && p.path == "transport.token_timeout_us"));
+    for (key, value) in [
+        ("token_window_packets", "8"),
+        ("token_window_timeout_packet_times", "25"),
+        ("token_resend_timeout_packet_times", "9"),
+    ] {
+        assert_eq!(default("phost", key), value, "{key}");
+        assert!(!d.params.iter().any(|p| p.scope == Some("ndp") && p.path == format!("transport.{key}")));
+    }
+    assert!(!d.params.iter().any(|p| p.path == "transport.token_timeout_us"), "the old name is not documented");
 }

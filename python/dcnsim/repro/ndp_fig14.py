@@ -1,5 +1,9 @@
 """NDP paper Fig. 14: a permutation on a fat tree; NDP fills it (~92%, slowest flow ~9 Gb/s on the
-432-host tree), DCTCP with per-flow ECMP does not (~40%: flow collisions)."""
+432-host tree), DCTCP with per-flow ECMP does not (~40%: flow collisions). Section 6.2 adds pHost
+on the same permutation with 8-packet drop-tail queues: ~70% ("despite its use of packet
+spraying"); its token window of one BDP idles the receiver once sprayed packets queue. DCQCN
+(lossless, "200 buffers per port, shared between interfaces", per-flow ECMP) collides as DCTCP does
+(~40%)."""
 
 from ..sweep.spec import SweepSpec
 from .base import Check, Repro
@@ -10,8 +14,11 @@ def build(quick: bool) -> SweepSpec:
     k, dur = (6, 10000.0) if quick else (12, 20000.0)
     base = ndp_base(k, dur, 2000.0)
     base["workload"] = [{"kind": "permutation", "size_bytes": 10**11}]
-    # Each protocol as the paper runs it (transport, queues, routing, packet format): one axis of setups.
-    return SweepSpec(base=base, axes={"setup": ["ndp-paper", "dctcp-ndp-paper"]}, name="ndp-fig14")
+    # Each protocol as the paper runs it (transport, queues, routing, packet format): one axis of setups;
+    # DCQCN's shared buffer is 200 x 9 KB per port of the k-port switches.
+    dcqcn_switch = {"buffer_bytes": 200 * k * 9000, "pfc": True}
+    setups = [["ndp-paper", {}], ["dctcp-ndp-paper", {}], ["phost-ndp-paper", {}], ["dcqcn-ndp-paper", dcqcn_switch]]
+    return SweepSpec(base=base, axes={"setup,switch": setups}, name="ndp-fig14")
 
 
 def _slowest_gbps(df, out, protocol):
@@ -27,6 +34,10 @@ CHECKS = [
     Check("NDP slowest flow (Gb/s)", 9.0, 1.0, lambda df, out: _slowest_gbps(df, out, "ndp")),
     Check("DCTCP/ECMP utilisation", 0.40, 0.15,
           lambda df, out: done(df, protocol="dctcp")["goodput_normalized"].iloc[0]),
+    Check("DCQCN/ECMP utilisation", 0.40, 0.15,
+          lambda df, out: done(df, protocol="dcqcn")["goodput_normalized"].iloc[0]),
+    Check("pHost utilisation (section 6.2)", 0.70, 0.08,
+          lambda df, out: done(df, protocol="phost")["goodput_normalized"].iloc[0]),
 ]
 
 
@@ -39,7 +50,7 @@ def report(df, out: str) -> str:
         flows[r["protocol"]] = load_flows(out, r["key"])
         windows[r["protocol"]] = load_summary(out, r["key"])["window_ps"]
     data = sorted_throughput(flows, windows, f"{out}/ndp_fig14.png")
-    paper = {"ndp": ("0.92", "~9"), "dctcp": ("~0.40", "<1")}
+    paper = {"ndp": ("0.92", "~9"), "dctcp": ("~0.40", "<1"), "dcqcn": ("~0.40", "<1"), "phost": ("~0.70", "-")}
     rows = []
     for p, sub in data.groupby("label"):
         util = df.loc[df["protocol"] == p, "goodput_normalized"].iloc[0]
@@ -48,4 +59,4 @@ def report(df, out: str) -> str:
         rows, ["protocol", "utilisation", "paper", "slowest flow Gb/s", "paper"])
 
 
-REPRO = Repro("ndp-fig14", "NDP vs DCTCP/ECMP permutation throughput", "NDP SIGCOMM'17 Fig. 14", build, report, CHECKS)
+REPRO = Repro("ndp-fig14", "NDP vs DCTCP/ECMP, DCQCN and pHost permutation throughput", "NDP SIGCOMM'17 Fig. 14", build, report, CHECKS)

@@ -1,6 +1,8 @@
 """NDP paper Figs. 18-19, collateral damage: a long flow to host 1 and a 64-to-1 incast of 900 KB
 to host 2 on the same ToR. With NDP the long flow dips for less than a millisecond (the first RTT
-of the incast is trimmed, then pulls pace it); with DCTCP both suffer longer."""
+of the incast is trimmed, then pulls pace it); with DCTCP both suffer longer. DCQCN (lossless, PFC,
+setup "dcqcn-ndp-paper" with its 200 buffers per port scaled to the switches' port count) loses
+nothing, but PFC pauses the upstream switches again and again and the long flow with them."""
 
 from ..sweep.spec import SweepSpec
 from .base import Check, Repro
@@ -16,7 +18,10 @@ def build(quick: bool) -> SweepSpec:
     base = ndp_base(k, 12000.0, 0.0)
     base["workload"] = [{"kind": "flow_list", "flows": flows}]
     base["metrics"] = {"sample_interval_us": 100.0}
-    return SweepSpec(base=base, axes={"setup": ["ndp-paper", "dctcp-ndp-paper"]}, name="ndp-fig19")
+    # DCQCN's "200 buffers per port, shared between interfaces": 200 x 9 KB x k ports per switch.
+    dcqcn_switch = {"buffer_bytes": 200 * k * 9000, "pfc": True}
+    setups = [["ndp-paper", {}], ["dctcp-ndp-paper", {}], ["dcqcn-ndp-paper", dcqcn_switch]]
+    return SweepSpec(base=base, axes={"setup,switch": setups}, name="ndp-fig19")
 
 
 def _ms_below(df, out, protocol):
@@ -58,7 +63,7 @@ def report(df, out: str) -> str:
     ax.legend()
     _figure(f"{out}/ndp_fig19.png", fig)
     return ("NDP Figs. 18-19: long flow to host 1 while 64 x 900 KB go to host 2 on its ToR from t = 2 ms "
-            "(paper: NDP dips < 1 ms; DCTCP longer)\n"
+            "(paper: NDP dips < 1 ms; DCTCP longer; DCQCN's long flow paused again and again)\n"
             + table(rows, ["protocol", "long flow before (Gb/s)", "minimum after", "ms below 80%"]))
 
 

@@ -2,7 +2,7 @@
 //! generated ahead of time: a Poisson component holds only its next arrival and an incast overlay
 //! only its next event, so memory does not grow with simulated time.
 
-use super::spec::{ComponentSpec, IncastMode, Kind, ListedFlow, WorkloadSpec};
+use super::spec::{ComponentSpec, IncastMode, Kind, ListedFlow, LoopSizes, WorkloadSpec};
 use super::{FlowArrival, WorkloadEnv};
 use crate::engine::rng::Rng;
 use crate::engine::time::Time;
@@ -18,8 +18,9 @@ enum Source {
     Overlay { next: f64, gap: f64, periodic: bool, stop: Time, senders: u32, size: u64, pool: Vec<u32> },
     /// Flows fixed in advance (permutation, one incast, a flow list), in start order.
     Fixed,
-    /// One message per source at `start`; each completion starts the next (`Workload::on_finished`).
-    ClosedLoop { think: Time, stop: Time },
+    /// `connections` messages per source from `start`; each completion starts the next
+    /// (`Workload::on_finished`), to the fixed receiver or a random host, of a fixed or drawn size.
+    ClosedLoop { think: Time, think_exponential: bool, receiver: Option<u32>, sizes: LoopSizes, stop: Time },
 }
 
 struct Component {
@@ -67,6 +68,60 @@ fn check_listed_hosts(c: &ComponentSpec, file: &str, flows: &[ListedFlow], inlin
     } else {
         c.err("path", format!("{file} line {}: {what}", f.line))
     })
+}
+
+/// A closed-loop component's source and first messages (`connections` per source, in start order).
+fn closed_loop(
+    c: &ComponentSpec,
+    env: &WorkloadEnv,
+    rng: &mut Rng,
+    index: u16,
+) -> SpecResult<(Source, Vec<FlowArrival>)> {
+    let Kind::ClosedLoop { sources, receiver, sizes, think, think_exponential, connections, start, stop } = &c.kind
+    else {
+        unreachable!("not a closed loop")
+    };
+    for (i, &h) in sources.iter().chain(receiver).enumerate() {
+        if h >= env.hosts {
+            let key = if i < sources.len() { "sources" } else { "receiver" };
+            return Err(c.err(key, format!("host {h} does not exist (hosts are 0..{})", env.hosts)));
+        }
+    }
+    if receiver.is_none() {
+        check_hosts(c, env.hosts, 2)?;
+    }
+    let source = Source::ClosedLoop {
+        think: *think,
+        think_exponential: *think_exponential,
+        receiver: *receiver,
+        sizes: sizes.clone(),
+        stop: stop.unwrap_or(env.end).min(env.end),
+    };
+    let mut first = Vec::new();
+    for &src in sources {
+        for _ in 0..*connections {
+            let wait = if *think_exponential { rng.exponential(*think as f64).round() as Time } else { 0 };
+            let (dst, size_bytes) = next_message(&source, rng, env.hosts, src);
+            first.push(FlowArrival { start: *start + wait, src, dst, size_bytes, component: index });
+        }
+    }
+    first.sort_by_key(|a| a.start);
+    Ok((source, first))
+}
+
+/// A closed loop's next message from `src`: to its receiver or a random other host, of its size or
+/// one drawn from its CDF.
+fn next_message(source: &Source, rng: &mut Rng, hosts: u32, src: u32) -> (u32, u64) {
+    let Source::ClosedLoop { receiver, sizes, .. } = source else { unreachable!("not a closed loop") };
+    let dst = match receiver {
+        Some(r) => *r,
+        None => other_host(rng, hosts, src),
+    };
+    let size = match sizes {
+        LoopSizes::Fixed(n) => *n,
+        LoopSizes::Cdf { cdf, rule } => cdf.sample(rng, *rule),
+    };
+    (dst, size)
 }
 
 /// A uniformly random derangement (rejection sampling over shuffles; about e tries).
@@ -150,16 +205,9 @@ fn build_component(
             check_listed_hosts(c, file, flows, *inline, env.hosts)?;
             fixed(flows.iter().map(|f| arrival(f.start, f.src, f.dst, f.size)).collect())
         }
-        Kind::ClosedLoop { sources, receiver, size, think, start, stop } => {
-            for (i, &h) in sources.iter().chain([receiver]).enumerate() {
-                if h >= env.hosts {
-                    let key = if i < sources.len() { "sources" } else { "receiver" };
-                    return Err(c.err(key, format!("host {h} does not exist (hosts are 0..{})", env.hosts)));
-                }
-            }
-            let ready = sources.iter().map(|&src| arrival(*start, src, *receiver, *size)).collect();
-            let source = Source::ClosedLoop { think: *think, stop: stop.unwrap_or(env.end).min(env.end) };
-            BuiltComponent { source, ready, offered: 0.0 }
+        Kind::ClosedLoop { .. } => {
+            let (source, first) = closed_loop(c, env, rng, index)?;
+            BuiltComponent { source, ready: first.into(), offered: 0.0 }
         }
     })
 }
@@ -249,17 +297,23 @@ impl Workload {
     /// A closed-loop flow finished at `now`: its source's next message. Returns whether one was
     /// queued (not past the component's stop). Completions come in time order, so the
     /// component's arrivals stay in start order.
-    pub fn on_finished(&mut self, component: u16, src: u32, dst: u32, size: u64, now: Time) -> bool {
+    /// (The finished message's `_dst` and `_size` are not needed: the loop's are fixed or drawn.)
+    pub fn on_finished(&mut self, component: u16, src: u32, _dst: u32, _size: u64, now: Time) -> bool {
+        let hosts = self.hosts;
         let c = &mut self.components[component as usize];
-        let Source::ClosedLoop { think, stop } = c.source else {
+        let Source::ClosedLoop { think, think_exponential, stop, .. } = c.source else {
             panic!("component {component} is not closed-loop");
         };
-        let start = now + think;
+        let wait = if think_exponential { c.rng.exponential(think as f64).round() as Time } else { think };
+        let start = now + wait;
         if start >= stop {
             return false;
         }
-        debug_assert!(c.ready.back().is_none_or(|a| a.start <= start));
-        c.ready.push_back(FlowArrival { start, src, dst, size_bytes: size, component });
+        let (dst, size) = next_message(&c.source, &mut c.rng, hosts, src);
+        // Random waits break completion order: keep the component's arrivals in start order.
+        let at = c.ready.partition_point(|a| a.start <= start);
+        debug_assert!(think_exponential || at == c.ready.len(), "fixed waits keep completion order");
+        c.ready.insert(at, FlowArrival { start, src, dst, size_bytes: size, component });
         true
     }
 

@@ -14,7 +14,8 @@ pub const KINDS: &[(&str, &str)] = &[
     ("flow_list", "an explicit list of flows, from a CSV file or inline: src, dst, size_bytes, start_us"),
     (
         "closed_loop",
-        "each source keeps one message to the receiver outstanding: the next starts think_us after the last finishes",
+        "each source keeps `connections` messages outstanding (to the receiver, or each to a random host): the \
+         next starts think_us (fixed or exponential) after the last finishes",
     ),
 ];
 
@@ -54,19 +55,31 @@ pub enum Kind {
     },
     ClosedLoop {
         sources: Vec<u32>,
-        receiver: u32,
-        size: u64,
+        /// `None`: each message to a uniformly random other host.
+        receiver: Option<u32>,
+        sizes: LoopSizes,
         think: Time,
+        /// Think times are exponential with mean `think` (else exactly `think`).
+        think_exponential: bool,
+        /// Loops per source.
+        connections: u32,
         start: Time,
         stop: Option<Time>,
     },
+}
+
+/// A closed loop's message sizes: one size, or drawn from a flow-size CDF per message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopSizes {
+    Fixed(u64),
+    Cdf { cdf: Cdf, rule: Interpolation },
 }
 
 impl Kind {
     /// The flow-size distribution of a component that draws sizes from one.
     pub fn size_cdf(&self) -> Option<&Cdf> {
         match self {
-            Kind::Poisson { cdf, .. } => Some(cdf),
+            Kind::Poisson { cdf, .. } | Kind::ClosedLoop { sizes: LoopSizes::Cdf { cdf, .. }, .. } => Some(cdf),
             _ => None,
         }
     }
@@ -100,7 +113,12 @@ const LOAD_DOC: &str = "[poisson, incast] offered load as a fraction of host lin
 const SIZE_DOC: &str = "[permutation, incast, closed_loop] bytes per flow";
 const START_DOC: &str = "[poisson, permutation, incast overlay, closed_loop] first arrival not before this time";
 const STOP_DOC: &str = "[poisson, incast overlay, closed_loop] no arrivals at or after this time; unset = end of run";
-const RECEIVER_DOC: &str = "[incast once, closed_loop] the receiving host; unset = random (incast only)";
+const RECEIVER_DOC: &str =
+    "[incast once, closed_loop] the receiving host; unset = random (incast: one for all; closed_loop: per message)";
+const CDF_DOC: &str = "[poisson, closed_loop] flow-size CDF: a shipped name (see `dcnsim describe`) or a file path \
+                       (closed_loop: instead of size_bytes)";
+const INTERPOLATION_DOC: &str =
+    "[poisson, closed_loop] step | linear | log_linear; default: the rule the CDF file declares (sampling= in its header)";
 
 fn size(s: &mut Section) -> SpecResult<u64> {
     let v = s.u64("size_bytes", "bytes", SIZE_DOC)?;
@@ -134,18 +152,21 @@ fn stop_us(s: &mut Section, start: Time) -> SpecResult<Option<Time>> {
 
 fn read_poisson(s: &mut Section) -> SpecResult<Kind> {
     let load = load(s)?;
-    let name = s.string("cdf", "[poisson] flow-size CDF: a shipped name (see `dcnsim describe`) or a file path")?;
-    let rule = s.string_opt(
-        "interpolation",
-        "[poisson] step | linear | log_linear; default: the rule the CDF file declares (sampling= in its header)",
-    )?;
+    let name = s.string("cdf", CDF_DOC)?;
+    let rule = s.string_opt("interpolation", INTERPOLATION_DOC)?;
     let start = start_us(s)?;
     let stop = stop_us(s, start)?;
     if s.is_describe() {
         let cdf = Cdf { points: vec![(1.0, 1.0)], declared: None, declared_mean: None };
         return Ok(Kind::Poisson { load, cdf, rule: Interpolation::Step, start, stop });
     }
-    let cdf = cdf::load(&name).map_err(|e| s.err("cdf", e))?;
+    let (cdf, rule) = load_cdf(s, &name, rule)?;
+    Ok(Kind::Poisson { load, cdf, rule, start, stop })
+}
+
+/// The CDF `name` under `rule` (or the rule it declares), checked, with a mean of at least a byte.
+fn load_cdf(s: &mut Section, name: &str, rule: Option<String>) -> SpecResult<(Cdf, Interpolation)> {
+    let cdf = cdf::load(name).map_err(|e| s.err("cdf", e))?;
     let rule = match rule {
         Some(r) => Interpolation::parse(&r).ok_or_else(|| {
             s.err("interpolation", format!("unknown rule \"{r}\"; expected step, linear or log_linear"))
@@ -165,7 +186,7 @@ fn read_poisson(s: &mut Section) -> SpecResult<Kind> {
         "cdf",
         format!("{name} has a mean of {mean} bytes under {} interpolation; it must be >= 1", rule.name()),
     )?;
-    Ok(Kind::Poisson { load, cdf, rule, start, stop })
+    Ok((cdf, rule))
 }
 
 /// Keys that only make sense for an incast overlay, rejected with a pointed message for `at_us`.
@@ -246,10 +267,13 @@ fn read_flow_list(s: &mut Section) -> SpecResult<Kind> {
 
 /// Host ids are checked against the topology when the workload is built.
 fn read_closed_loop(s: &mut Section) -> SpecResult<Kind> {
-    let sources =
-        s.u64_list("sources", "hosts", "[closed_loop] the sending hosts, each with one message outstanding")?;
+    let sources = s.u64_list(
+        "sources",
+        "hosts",
+        "[closed_loop] the sending hosts, each with `connections` messages outstanding",
+    )?;
     let receiver = s.u64_opt("receiver", "host", RECEIVER_DOC)?;
-    let size = size(s)?;
+    let sizes = loop_sizes(s)?;
     let think =
         s.f64_or("think_us", 0.0, "us", "[closed_loop] wait between a message's completion and the next one's start")?;
     s.ensure(
@@ -257,22 +281,62 @@ fn read_closed_loop(s: &mut Section) -> SpecResult<Kind> {
         "think_us",
         format!("must be in [0, {MAX_THINK_US:e}] us, got {think}"),
     )?;
+    let think_exponential = s.choice_or(
+        "think_distribution",
+        &["fixed", "exponential"],
+        "fixed",
+        "[closed_loop] fixed: every wait is think_us; exponential: waits are exponential with mean think_us (the \
+         first message of each loop too waits one)",
+    )? == "exponential";
+    let connections = s.u64_or("connections", 1, "messages", "[closed_loop] loops per source, each one message")?;
+    s.ensure((1..=1000).contains(&connections), "connections", format!("must be in [1, 1000], got {connections}"))?;
     let start = start_us(s)?;
     let stop = stop_us(s, start)?;
+    let (connections, think) = (connections as u32, from_us(think));
+    let kind = |sources, receiver, sizes| Kind::ClosedLoop {
+        sources,
+        receiver,
+        sizes,
+        think,
+        think_exponential,
+        connections,
+        start,
+        stop,
+    };
     if s.is_describe() {
-        return Ok(Kind::ClosedLoop { sources: vec![], receiver: 0, size, think: 0, start, stop });
+        return Ok(kind(vec![], None, sizes));
     }
-    let receiver = receiver.ok_or_else(|| s.err("receiver", "closed_loop needs a receiver host"))?;
     s.ensure(!sources.is_empty(), "sources", "needs at least one host")?;
     let mut seen = std::collections::HashSet::new();
     for (i, &h) in sources.iter().enumerate() {
-        s.ensure(h != receiver, "sources", format!("sources[{i}] = {h} is the receiver"))?;
+        s.ensure(receiver != Some(h), "sources", format!("sources[{i}] = {h} is the receiver"))?;
         s.ensure(seen.insert(h), "sources", format!("host {h} is listed twice"))?;
         s.ensure(h <= u32::MAX as u64, "sources", format!("sources[{i}] = {h} is not a host id"))?;
     }
-    s.ensure(receiver <= u32::MAX as u64, "receiver", "is not a host id")?;
+    s.ensure(receiver.is_none_or(|r| r <= u32::MAX as u64), "receiver", "is not a host id")?;
     let sources = sources.iter().map(|&h| h as u32).collect();
-    Ok(Kind::ClosedLoop { sources, receiver: receiver as u32, size, think: from_us(think), start, stop })
+    Ok(kind(sources, receiver.map(|r| r as u32), sizes))
+}
+
+/// `size_bytes` or `cdf` (exactly one) of a closed loop.
+fn loop_sizes(s: &mut Section) -> SpecResult<LoopSizes> {
+    let name = s.string_opt("cdf", CDF_DOC)?;
+    let rule = s.string_opt("interpolation", INTERPOLATION_DOC)?;
+    if s.is_describe() {
+        return Ok(LoopSizes::Fixed(size(s)?));
+    }
+    match name {
+        None => {
+            s.ensure(rule.is_none(), "interpolation", "only used with cdf")?;
+            Ok(LoopSizes::Fixed(size(s)?))
+        }
+        Some(name) => {
+            let both = s.u64_opt("size_bytes", "bytes", SIZE_DOC)?.is_some();
+            s.ensure(!both, "size_bytes", "give size_bytes or cdf, not both")?;
+            let (cdf, rule) = load_cdf(s, &name, rule)?;
+            Ok(LoopSizes::Cdf { cdf, rule })
+        }
+    }
 }
 
 fn read_kind(s: &mut Section, kind: &str) -> SpecResult<Kind> {

@@ -312,3 +312,51 @@ fn bad_components_name_the_field() {
     let e = build("[[workload]]\nkind = \"permutation\"\nsize_bytes = 10\n", 1, 10.0, SEC, 1).err().unwrap();
     assert_eq!(e.field, "workload[0].kind");
 }
+
+#[test]
+fn closed_loops_to_random_hosts_with_drawn_sizes_and_exponential_waits() {
+    // 20 sources x 3 connections, each message completing at once: each loop is then a renewal
+    // process of exponential waits (mean 100 us), so 1 s brings ~60 x 10,000 messages, in start
+    // order, each to a host other than its source, sizes averaging the CDF's mean.
+    let text = "[[workload]]\nkind = \"closed_loop\"\nsources = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, \
+                14, 15, 16, 17, 18, 19]\ncdf = \"fb_webserver\"\nthink_us = 100.0\nthink_distribution = \
+                \"exponential\"\nconnections = 3\n";
+    let mut w = build(text, 32, 10.0, SEC, 5).unwrap();
+    let (mut got, mut last) = (Vec::new(), 0);
+    while let Some(a) = w.next() {
+        assert!(a.start >= last, "arrivals in start order");
+        last = a.start;
+        assert!(a.src < 20 && a.dst != a.src && a.dst < 32);
+        w.on_finished(a.component, a.src, a.dst, a.size_bytes, a.start);
+        got.push(a);
+    }
+    let n = got.len() as f64;
+    assert!((n / 600_000.0 - 1.0).abs() < 0.01, "{n} messages");
+    let mean = got.iter().map(|a| a.size_bytes as f64).sum::<f64>() / n;
+    assert!((mean / 62_874.3 - 1.0).abs() < 0.05, "mean size {mean}");
+    let receivers: std::collections::HashSet<u32> = got.iter().map(|a| a.dst).collect();
+    assert_eq!(receivers.len(), 32, "every host receives");
+    // Each source keeps three loops: its messages arrive three times as often as one loop's.
+    let from0 = got.iter().filter(|a| a.src == 0).count() as f64;
+    assert!((from0 / 30_000.0 - 1.0).abs() < 0.05, "{from0} from host 0");
+}
+
+#[test]
+fn a_closed_loop_takes_a_size_or_a_cdf_and_fixed_or_exponential_waits() {
+    let base = "[[workload]]\nkind = \"closed_loop\"\nsources = [1]\n";
+    for (extra, field) in [
+        ("size_bytes = 1000\ncdf = \"fb_webserver\"\n", "workload[0].size_bytes"),
+        ("size_bytes = 1000\ninterpolation = \"step\"\n", "workload[0].interpolation"),
+        ("size_bytes = 1000\nthink_distribution = \"pareto\"\n", "workload[0].think_distribution"),
+        ("size_bytes = 1000\nconnections = 0\n", "workload[0].connections"),
+        ("cdf = \"no_such_cdf\"\n", "workload[0].cdf"),
+    ] {
+        let e = build(&format!("{base}{extra}"), 4, 10.0, SEC, 1).err().expect("refused").to_string();
+        assert!(e.contains(field), "{extra}: {e}");
+    }
+    // A fixed receiver and size with fixed waits: one message outstanding, as before.
+    let w = build(&format!("{base}receiver = 0\nsize_bytes = 1000\nthink_us = 5.0\n"), 4, 10.0, SEC, 1).unwrap();
+    let first: Vec<FlowArrival> = w.collect();
+    assert_eq!(first.len(), 1);
+    assert_eq!((first[0].src, first[0].dst, first[0].size_bytes, first[0].start), (1, 0, 1000, 0));
+}

@@ -27,8 +27,13 @@ pub struct NdpConfig {
     pub return_to_sender_resend: bool,
     pub prioritize_senders: Vec<u32>,
     pub lb: LoadBalancing,
-    /// pHost: a token whose packet has not arrived this long after it is re-issued.
-    pub token_timeout_us: f64,
+    /// pHost: tokens a flow may have out beyond the highest one its data echoed.
+    pub token_window_packets: u64,
+    /// pHost: after this many packet times without a token, a full window is presumed lost.
+    pub token_window_timeout_packet_times: f64,
+    /// pHost: pause, in packet times, after a round of tokens has covered a flow, before the next
+    /// round over its missing packets.
+    pub token_resend_timeout_packet_times: f64,
 }
 
 /// A protocol's defaults and the descriptions that state them.
@@ -111,21 +116,11 @@ impl NdpConfig {
             "protocol",
             "NDP and pHost spray every packet: set routing.load_balancing = \"source\" or \"spray\"",
         )?;
-        let token_timeout_us = if phost {
-            let t = s.f64_or(
-                "token_timeout_us",
-                150.0,
-                "us",
-                "[phost] a token whose packet has not arrived this long after it was sent is issued again (pHost's \
-                 recovery from drops; 150 us is about three loaded RTTs of the 432-host tree, not from the papers)",
-            )?;
-            s.ensure(t > 0.0 && t <= crate::limits::MAX_RTO_US, "token_timeout_us", "must be in (0, 1e7] us")?;
-            t
-        } else {
-            0.0
-        };
+        let tokens = if phost { read_tokens(s)? } else { (0, 0.0, 0.0) };
         Ok(NdpConfig {
-            token_timeout_us,
+            token_window_packets: tokens.0,
+            token_window_timeout_packet_times: tokens.1,
+            token_resend_timeout_packet_times: tokens.2,
             phost,
             initial_window_packets: iw,
             pull_order: if order == "srpt" { PullOrder::Srpt } else { PullOrder::Fair },
@@ -138,6 +133,41 @@ impl NdpConfig {
             lb,
         })
     }
+}
+
+/// pHost's token keys: window, window timeout and resend pause, the timeouts in packet times of
+/// the receiver's pacer (MTU + control packet). Defaults are the pHost authors' simulator's
+/// (`capability_window` 8, `capability_window_timeout` 25, `capability_resend_timeout` 9 packet
+/// times), whose BDP of 8 packets matches the NDP paper's tree with 9 KB packets.
+fn read_tokens(s: &mut Section) -> SpecResult<(u64, f64, f64)> {
+    s.renamed("token_timeout_us", "token_resend_timeout_packet_times")?;
+    let window = s.u64_or(
+        "token_window_packets",
+        8,
+        "packets",
+        "[phost] a flow with this many tokens out beyond the highest its data packets echoed gets no token (the \
+         pacer serves the next flow): one BDP (the pHost authors' simulator: 8)",
+    )?;
+    s.ensure((1..=100_000).contains(&window), "token_window_packets", "must be in [1, 100000]")?;
+    let mut times = |key: &str, default: f64, doc: &'static str| -> SpecResult<f64> {
+        let v = s.f64_or(key, default, "packet times", doc)?;
+        s.ensure(v > 0.0 && v <= 1e6, key, "must be in (0, 1e6] packet times")?;
+        Ok(v)
+    };
+    let window_timeout = times(
+        "token_window_timeout_packet_times",
+        25.0,
+        "[phost] after this many packet times (MTU + control packet at the receiver's rate) without a token, a \
+         flow's full token window is presumed lost and slides by one (the pHost authors' simulator: 25)",
+    )?;
+    let resend = times(
+        "token_resend_timeout_packet_times",
+        9.0,
+        "[phost] once a round of tokens has named every packet of a flow, the receiver waits this many packet \
+         times before a round over the packets still missing (recovery from drops; the pHost authors' \
+         simulator: 9)",
+    )?;
+    Ok((window, window_timeout, resend))
 }
 
 /// A timeout in microseconds, at least one picosecond and at most 10 s.

@@ -39,15 +39,18 @@
 //! pHost (Gao et al., CoNEXT 2015), as the NDP paper evaluates it (section 6.2, "Who needs packet
 //! trimming?"), is this module with `phost = true` on plain drop-tail switches: the first BDP goes
 //! out unscheduled at line rate, sprayed per packet; then the receiver grants tokens, paced at its
-//! link rate, shortest-remaining-first, each naming a packet: new ones in order, and any whose token
-//! went unanswered for `token_timeout_us` (pHost's recovery from drops, at the receiver). The sender
-//! answers with the named packet, and its own timer only sends a request (pHost's RTS) while the
-//! receiver has not heard of the flow ([`phost`]). Not modelled for pHost: token expiry at the
-//! sender and the downgrading of unresponsive senders.
+//! link rate, shortest-remaining-first, as the pHost authors' simulator does: each token names the
+//! next packet not yet received, a flow gets none while a window of its tokens is unanswered (the
+//! pacer serves the next flow; the window slides after a timeout), and a round of tokens that has
+//! covered the flow is followed, after a pause, by one over the packets still missing (recovery
+//! from drops, at the receiver). The sender answers with the named packet, and its own timer only
+//! sends a request (pHost's RTS) while the receiver has not heard of the flow ([`phost`]). Not
+//! modelled for pHost: token expiry at the sender.
 //!
 //! Packet fields: `seq` = packet index within the flow; `aux` = the path id the data packet took
 //! (echoed in ACK/NACK); `ts` = send time (echoed); `ack` = pull number on PULLs and on ACKs/NACKs
-//! that carry a pull (flag `PULL_BIT`); pHost's tokens are PULLs whose `seq` names the packet.
+//! that carry a pull (flag `PULL_BIT`); pHost's tokens are PULLs whose `seq` names the packet and
+//! `ack` numbers the token, which pHost's data packets echo in `ack`.
 //!
 //! Files: [`config`] (keys and defaults of both protocols), [`sender`], [`receiver`] (and the
 //! per-host pull pacer), [`phost`] (pHost's tokens), [`paths`] (path scoreboard). Both halves of a
@@ -99,6 +102,8 @@ pub struct Ndp {
     pullers: Vec<Puller>,
     rng: Rng,
     counters: Counters,
+    /// pHost: the number of the token a data packet about to be emitted answers (echoed in `ack`).
+    token_stamp: u64,
 }
 
 #[derive(Default)]
@@ -112,6 +117,8 @@ struct Counters {
     pulls: u64,
     wasted_pulls: u64,
     reissued_tokens: u64,
+    token_rounds: u64,
+    token_window_timeouts: u64,
 }
 
 impl Ndp {
@@ -128,6 +135,7 @@ impl Ndp {
             pullers: (0..env.hosts()).map(puller).collect(),
             rng: env.rng("ndp"),
             counters: Counters::default(),
+            token_stamp: 0,
         }
     }
 
@@ -145,6 +153,8 @@ impl Ndp {
         ];
         if self.cfg.phost {
             v.push(("reissued_tokens", c.reissued_tokens));
+            v.push(("token_rounds", c.token_rounds));
+            v.push(("token_window_timeouts", c.token_window_timeouts));
         }
         v
     }
@@ -188,7 +198,7 @@ impl Ndp {
             }
             PacketKind::Data | PacketKind::Header if at_receiver => self.on_arrival(ctx, slot, pkt),
             PacketKind::CreditRequest if at_receiver && self.cfg.phost => self.on_request(ctx, slot),
-            PacketKind::Pull if at_sender && self.cfg.phost => self.on_token(ctx, slot, pkt.seq),
+            PacketKind::Pull if at_sender && self.cfg.phost => self.on_token(ctx, slot, pkt.seq, pkt.ack),
             PacketKind::Ack | PacketKind::Nack if at_sender => {
                 self.on_feedback(ctx, slot, pkt);
                 // The feedback may have retired the connection.
@@ -244,6 +254,9 @@ impl Ndp {
         let packets = c.layout.packets();
         c.tx.check_invariants(packets, c.rx.pulls_sent, self.cfg.phost);
         c.rx.check_invariants(packets);
+        if self.cfg.phost {
+            c.rx.tokens.check_invariants(self.cfg.token_window_packets.max(self.cfg.initial_window_packets));
+        }
         let got = c.rx.received_count();
         assert!(c.tx.acked <= got && got <= c.tx.sent(), "{} ACKed, {got} received, {} sent", c.tx.acked, c.tx.sent());
     }

@@ -1,39 +1,85 @@
 //! pHost's receiver-driven tokens (Gao et al., CoNEXT 2015), the parts where it differs from NDP's
-//! pulls. A receiver that has heard of a flow (from any of its packets: the first window doubles as
-//! pHost's RTS, and the flow's size is known from it) owes a token to every packet it has not
-//! received: new packets in order, and packets whose token went out `token_timeout_us` ago without
-//! the packet arriving (pHost's loss recovery: drop-tail switches send no NACK). Tokens name the
-//! packet and are paced by the receiver's pull pacer, shortest remaining flow first. The sender
-//! answers a token with the named packet if it is still unacknowledged, else with its next new
-//! packet. Every first-window packet tells the receiver of the flow (so a lone flow pays no
-//! request); the sender's own timer only sends a request (pHost's RTS, a control packet) while it
-//! has heard nothing from the receiver; once the receiver knows the flow, recovery is the
-//! receiver's.
+//! pulls, as the pHost authors' simulator (NetSys/simulator, `CapabilityFlow`/`CapabilityHost`)
+//! implements them. A receiver that has heard of a flow (from any of its packets: the first
+//! window doubles as pHost's RTS, and the flow's size is known from it) grants tokens, paced by
+//! its pull pacer, shortest remaining flow first. Each token is numbered and names a packet: the
+//! next one not yet received after the last named, wrapping to the lowest missing. Each data
+//! packet echoes its token's number (first-window packets count as tokens 0..IW).
 //!
-//! Not modelled: token expiry at the sender (tokens here are never refused) and the downgrading of
-//! unresponsive senders (an incast's senders have one flow each and always answer).
+//! - Token window (the authors' `capability_window`, one BDP): a flow with
+//!   `token_window_packets` tokens out beyond the highest number echoed back gets no token; the pacer
+//!   passes over it to the next flow (this is how pHost downgrades a source that does not answer).
+//!   After `token_window_timeout_packet_times` without a token the window is presumed lost and
+//!   slides (`relax_capability_gap`): one more token.
+//! - Loss recovery: once a round of tokens has covered the flow's packets, the receiver waits
+//!   `token_resend_timeout_packet_times` and starts a new round over the packets still missing
+//!   (drop-tail switches send no NACK).
+//! - The sender answers a token with the named packet unless it is ACKed already; its own timer
+//!   only sends a request (pHost's RTS, a control packet) while it has heard nothing from the
+//!   receiver.
+//!
+//! Not modelled: token expiry at the sender (tokens are answered on arrival: these runs give a
+//! sender one flow) and the sender-side SRPT choice among tokens of several flows.
 
 use super::{Ndp, TIMER_RTO, TIMER_TOKEN};
 use crate::engine::time::{from_us, Time};
 use crate::net::packet::{LoadBalancing, Packet, PacketKind};
 use crate::transport::Ctx;
-use std::collections::VecDeque;
 
 /// The receiver's token state of one flow (pHost only).
 #[derive(Default)]
 pub(super) struct Tokens {
     /// The receiver has heard of the flow.
     pub(super) known: bool,
-    /// Packets below this have had a token (the first window counts as tokened when heard of).
-    next: u64,
-    /// Tokens out, oldest first: (packet, when). Entries for received packets are dropped lazily.
-    out: VecDeque<(u64, Time)>,
-    /// A wake-up is set for this time (the oldest token's expiry).
+    /// Tokens issued so far; the first window counts as tokens `0..IW`.
+    issued: u64,
+    /// One more than the highest token number a received data packet echoed (0: none yet).
+    echoed: u64,
+    /// The packet the next token names, before skipping received ones.
+    cursor: u64,
+    /// Tokens to issue before a pause for stragglers: the packets, then each round what is missing.
+    goal: u64,
+    /// A round of tokens is complete: no token before this time.
+    resend_at: Option<Time>,
+    /// When the last token went out (the window timeout counts from it).
+    last_token_at: Time,
+    /// A wake-up is set for this time.
     wake_at: Option<Time>,
 }
 
+impl Tokens {
+    /// Tokens out beyond the highest echoed, i.e. not yet known to have been used.
+    fn gap(&self) -> u64 {
+        self.issued - self.echoed
+    }
+
+    /// Echoes are of issued tokens, and the window (or the first window, if larger) bounds the
+    /// tokens out.
+    pub(super) fn check_invariants(&self, max_gap: u64) {
+        assert!(self.echoed <= self.issued, "token {} echoed of {} issued", self.echoed, self.issued);
+        assert!(self.gap() <= max_gap, "{} tokens out (at most {max_gap})", self.gap());
+        assert!(!self.known || self.issued <= self.goal, "{} tokens issued, round goal {}", self.issued, self.goal);
+    }
+}
+
+/// The pHost parts of the configuration, in the receiver pacer's packet times.
+struct Limits {
+    window: u64,
+    window_timeout: Time,
+    resend_timeout: Time,
+}
+
 impl Ndp {
-    /// Receiver (pHost): a data packet or header arrived. ACKs data; tokens are the pacer's.
+    fn token_limits(&self, dst: u32) -> Limits {
+        let packet_time = self.pullers[dst as usize].spacing as f64;
+        Limits {
+            window: self.cfg.token_window_packets,
+            window_timeout: (self.cfg.token_window_timeout_packet_times * packet_time).round() as Time,
+            resend_timeout: (self.cfg.token_resend_timeout_packet_times * packet_time).round() as Time,
+        }
+    }
+
+    /// Receiver (pHost): a data packet or header arrived. ACKs data, notes the echoed token.
     pub(super) fn phost_arrival(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
         let c = &mut self.conns[slot];
         if pkt.seq >= c.layout.packets() {
@@ -45,50 +91,55 @@ impl Ndp {
         let fb = super::receiver::feedback_for(c, pkt, self.framing.control_bytes);
         ctx.send(fb);
         self.learn(ctx, slot);
+        let t = &mut self.conns[slot].rx.tokens;
+        if pkt.kind == PacketKind::Data && pkt.ack < t.issued {
+            t.echoed = t.echoed.max(pkt.ack + 1);
+        }
         self.phost_schedule(ctx, slot);
     }
 
-    /// Whether the flow owes a token now: a new packet, or an unreceived packet whose token expired.
-    pub(super) fn owes_token(&mut self, slot: u32, now: Time) -> bool {
-        let timeout = from_us(self.cfg.token_timeout_us);
-        let c = &mut self.conns[slot];
-        if c.rx.done || !c.rx.tokens.known {
-            return false;
+    /// When the flow may have its next token: now, a later time (a paused round or a full window
+    /// waiting out its timeout), or never (unknown or done).
+    fn token_time(&self, slot: u32, now: Time) -> Option<Time> {
+        let c = &self.conns[slot];
+        let t = &c.rx.tokens;
+        if c.rx.done || !t.known {
+            return None;
         }
-        let (received, t) = (&c.rx.received, &mut c.rx.tokens);
-        while t.out.front().is_some_and(|&(s, _)| received.contains(s)) {
-            t.out.pop_front();
+        let lim = self.token_limits(c.dst);
+        let mut at = t.resend_at.unwrap_or(now).max(now);
+        if t.gap() >= lim.window {
+            at = at.max(t.last_token_at + lim.window_timeout);
         }
-        t.next < c.layout.packets() || t.out.front().is_some_and(|&(_, at)| at + timeout <= now)
+        Some(at)
     }
 
-    /// Queues the flow at its receiver's pacer if it owes a token, else sets a wake-up for its
-    /// oldest token's expiry.
+    /// Whether the flow may have a token now.
+    pub(super) fn owes_token(&mut self, slot: u32, now: Time) -> bool {
+        self.token_time(slot, now) == Some(now)
+    }
+
+    /// Queues the flow at its receiver's pacer if it may have a token now, else sets a wake-up
+    /// for when it may.
     pub(super) fn phost_schedule(&mut self, ctx: &mut Ctx, slot: u32) {
-        if self.conns[slot].rx.queued_for_pull || self.conns[slot].rx.done {
+        if self.conns[slot].rx.queued_for_pull {
             return;
         }
-        if self.owes_token(slot, ctx.now()) {
-            let c = &mut self.conns[slot];
+        let now = ctx.now();
+        let Some(at) = self.token_time(slot, now) else { return };
+        let c = &mut self.conns[slot];
+        if at == now {
             c.rx.queued_for_pull = true;
             let dst = c.dst;
             self.pullers[dst as usize].push(slot, c.rx.priority);
             self.arm_pacer(ctx, dst);
-        } else {
-            let timeout = from_us(self.cfg.token_timeout_us);
-            let c = &mut self.conns[slot];
-            let t = &mut c.rx.tokens;
-            if let Some(&(_, at)) = t.out.front() {
-                let wake = at + timeout;
-                if t.wake_at.is_none_or(|w| w > wake || w < ctx.now()) {
-                    t.wake_at = Some(wake);
-                    ctx.set_timer(wake, TIMER_TOKEN, c.id);
-                }
-            }
+        } else if c.rx.tokens.wake_at.is_none_or(|w| w > at || w < now) {
+            c.rx.tokens.wake_at = Some(at);
+            ctx.set_timer(at, TIMER_TOKEN, c.id);
         }
     }
 
-    /// A token wake-up: the oldest token may have expired.
+    /// A token wake-up: the flow's pause or window timeout may be over.
     pub(super) fn on_token_wake(&mut self, ctx: &mut Ctx, id: u32) {
         let Some(slot) = self.conns.slot(id) else { return };
         if self.conns[slot].rx.tokens.wake_at != Some(ctx.now()) {
@@ -98,45 +149,57 @@ impl Ndp {
         self.phost_schedule(ctx, slot);
     }
 
-    /// The pacer chose this flow: one token, for the oldest expired one's packet, else the next new.
+    /// The pacer chose this flow: one token, naming the next packet not yet received.
     pub(super) fn send_token(&mut self, ctx: &mut Ctx, slot: u32) {
-        let timeout = from_us(self.cfg.token_timeout_us);
         let now = ctx.now();
+        let lim = self.token_limits(self.conns[slot].dst);
         let c = &mut self.conns[slot];
+        let packets = c.layout.packets();
+        let missing = packets - c.rx.received.count();
         let t = &mut c.rx.tokens;
-        let seq = match t.out.front() {
-            Some(&(s, at)) if at + timeout <= now => {
-                t.out.pop_front();
-                self.counters.reissued_tokens += 1;
-                s
-            }
-            _ => {
-                t.next += 1;
-                t.next - 1
-            }
-        };
-        t.out.push_back((seq, now));
+        if t.resend_at.take().is_some() {
+            t.goal += missing; // a new round over what is still missing
+            self.counters.token_rounds += 1;
+        }
+        if t.gap() >= lim.window {
+            t.echoed = t.issued + 1 - lim.window; // the window timed out: presume the oldest lost
+            self.counters.token_window_timeouts += 1;
+        }
+        let seq = next_missing(&c.rx.received, t.cursor, packets);
+        if t.issued >= packets {
+            self.counters.reissued_tokens += 1;
+        }
+        t.cursor = seq + 1;
+        let token = t.issued;
+        t.issued += 1;
+        t.last_token_at = now;
+        if t.issued >= t.goal {
+            t.resend_at = Some(now + lim.resend_timeout);
+        }
+        debug_assert!(!c.rx.received.contains(seq) && seq < packets, "token for packet {seq}");
         c.rx.pulls_sent += 1;
         let mut p = Packet::new(PacketKind::Pull, c.id, c.dst, c.src, self.framing.control_bytes);
         p.seq = seq;
-        p.ack = c.rx.pulls_sent;
+        p.ack = token;
         p.prio = 0;
         p.lb = LoadBalancing::Spray;
         ctx.send(p);
         self.counters.pulls += 1;
     }
 
-    /// Sender (pHost): a token for packet `seq`: resend it if it is still out, else send the next
-    /// packet (new data, or a NACKed one on trimming switches).
-    pub(super) fn on_token(&mut self, ctx: &mut Ctx, slot: u32, seq: u64) {
+    /// Sender (pHost): token number `token` for packet `seq`: the packet, unless it is ACKed
+    /// already (then the token is wasted); a packet beyond the next new one (tokens were lost)
+    /// is answered with the next new one.
+    pub(super) fn on_token(&mut self, ctx: &mut Ctx, slot: u32, seq: u64, token: u64) {
         let c = &mut self.conns[slot];
         if seq >= c.layout.packets() {
             return; // a stray
         }
         c.tx.heard(ctx.now());
+        self.token_stamp = token;
         if let Some(path) = c.tx.outstanding_path(seq) {
             self.emit(ctx, slot, seq, Some(path), false);
-        } else if !self.send_one(ctx, slot, false) {
+        } else if c.tx.is_acked(seq) || !self.send_one(ctx, slot, false) {
             self.counters.wasted_pulls += 1;
         }
     }
@@ -158,20 +221,27 @@ impl Ndp {
         self.phost_schedule(ctx, slot);
     }
 
-    /// The receiver hears of the flow: the first window counts as tokened now.
+    /// The receiver hears of the flow: the first window counts as tokens `0..IW`, issued now.
     fn learn(&mut self, ctx: &Ctx, slot: u32) {
+        let resend_timeout = self.token_limits(self.conns[slot].dst).resend_timeout;
         let c = &mut self.conns[slot];
-        let first_window = self.cfg.initial_window_packets.min(c.layout.packets());
+        let packets = c.layout.packets();
+        let first_window = self.cfg.initial_window_packets.min(packets);
         let t = &mut c.rx.tokens;
         if !t.known {
             t.known = true;
-            t.next = first_window;
-            t.out.extend((0..first_window).map(|s| (s, ctx.now())));
+            t.issued = first_window;
+            t.cursor = first_window;
+            t.goal = packets;
+            t.last_token_at = ctx.now();
+            if t.issued >= t.goal {
+                t.resend_at = Some(ctx.now() + resend_timeout);
+            }
         }
     }
 
     /// Sender (pHost) timer: while nothing has come from the receiver, resend the request and back
-    /// off (jittered); afterwards losses are the receiver's to recover (by re-issuing tokens).
+    /// off (jittered); afterwards losses are the receiver's to recover (by new rounds of tokens).
     pub(super) fn phost_rto(&mut self, ctx: &mut Ctx, slot: u32) {
         if self.conns[slot].tx.has_heard() {
             return;
@@ -187,4 +257,17 @@ impl Ndp {
         c.tx.rto_at = Some(at);
         ctx.set_timer(at, TIMER_RTO, c.id);
     }
+}
+
+/// The first packet at or after `from` not yet received, wrapping to the lowest missing one (the
+/// authors' `get_next_capa_seq_num`). The flow must have a packet missing.
+fn next_missing(received: &crate::transport::parts::ReceivedSet, from: u64, packets: u64) -> u64 {
+    let mut seq = if from >= packets { received.cumulative() } else { from };
+    while received.contains(seq) {
+        seq += 1;
+        if seq >= packets {
+            seq = received.cumulative();
+        }
+    }
+    seq
 }

@@ -68,7 +68,7 @@ pub(super) struct Puller {
     fair: VecDeque<u32>,
     pacer: ReceiverPacer,
     /// Time between pulls: an MTU plus a control packet on the receiver's link, over the pull rate.
-    spacing: Time,
+    pub(super) spacing: Time,
 }
 
 impl Puller {

@@ -117,6 +117,11 @@ impl Sender {
         }
     }
 
+    /// Packet `seq` has been ACKed.
+    pub(super) fn is_acked(&self, seq: u64) -> bool {
+        seq < self.base || self.window.get((seq - self.base) as usize) == Some(&Sent::Acked)
+    }
+
     fn mark_acked(&mut self, seq: u64) {
         self.window[(seq - self.base) as usize] = Sent::Acked;
         self.acked += 1;
@@ -275,6 +280,10 @@ impl Ndp {
         p.prio = 1;
         p.lb = self.cfg.lb;
         p.path = path;
+        if self.cfg.phost {
+            // The token this packet answers; the first window's packets are tokens 0..IW.
+            p.ack = if syn { seq } else { self.token_stamp };
+        }
         if syn {
             p.flags |= flags::SYN;
         }

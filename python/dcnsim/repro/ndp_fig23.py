@@ -1,0 +1,108 @@
+"""NDP paper Fig. 23, overload: a 512-host three-tier fat tree whose ToR uplinks are 4:1
+oversubscribed (k = 8, 16 hosts per ToR), the Facebook web-server flow sizes (Roy et al.,
+SIGCOMM'15, Fig. 6a: tiny flows, almost no rack locality), each host keeping C connections to
+random hosts with a median gap of 1 ms between a connection's flows. NDP runs with no congestion
+control beyond its pulls. The paper: at C = 5, 40% of NDP's packets are trimmed at the first ToR
+and NDP's median FCT is half DCTCP's, its 99th percentile a third; at C = 10, 70% are trimmed and
+NDP is still slightly better than DCTCP at the median and the tail.
+
+Each connection is a closed loop (dcnsim's `closed_loop` workload with `connections`, random
+receivers, sizes from the CDF and exponential waits): its next flow starts a gap after the last
+one finishes, so an overloaded core slows the loops down rather than piling up flows. FCTs are
+over flows starting in the measured window and before the last fifth of the run; a flow
+unfinished at the end counts as finishing then (a lower bound).
+
+Full variant: 50 ms; quick: 10 ms (same topology)."""
+
+import math
+
+from ..sweep.spec import SweepSpec
+from .base import Check, Repro
+from .common import done, table
+
+K, OVERSUB = 8, 4
+HOSTS = K ** 3 // 4 * OVERSUB  # 512
+GAP_MEDIAN_US = 1000.0
+CONNECTIONS = [5, 10]
+WARMUP_US = 2000.0
+
+
+def _loops(conns: int) -> list:
+    return [{"kind": "closed_loop", "sources": list(range(HOSTS)), "connections": conns, "cdf": "fb_webserver",
+             "think_us": GAP_MEDIAN_US / math.log(2), "think_distribution": "exponential"}]
+
+
+def build(quick: bool) -> SweepSpec:
+    dur = 10000.0 if quick else 50000.0
+    topo = {"kind": "fat_tree", "k": K, "oversubscription": OVERSUB, "host_rate_gbps": 10.0, "host_delay_us": 1.0,
+            "core_delay_us": 1.0}
+    base = {"seed": 1, "duration_us": dur, "measure": {"warmup_us": WARMUP_US}, "topology": topo,
+            "setup": "ndp-paper", "workload": _loops(CONNECTIONS[0])}
+    axes = {"setup": ["ndp-paper", "dctcp-ndp-paper"], "workload": [_loops(c) for c in CONNECTIONS]}
+    return SweepSpec(base=base, axes=axes, name="ndp-fig23")
+
+
+def _run(df, out, protocol, conns):
+    """The protocol's run at `conns` connections per host: FCTs of the flows started in the window
+    and before the last fifth of the run (unfinished: until the end), unfinished count, summary."""
+    from ..sweep import load_flows, load_summary
+
+    runs = done(df, protocol=protocol)
+    runs = runs[[w[0]["connections"] == conns for w in runs["workload"]]]
+    if runs.empty:
+        raise LookupError(f"no {protocol} run with {conns} connections per host")
+    r = runs.iloc[0]
+    s = load_summary(out, r["key"])
+    f = load_flows(out, r["key"])
+    end = float(s["spec"]["duration_us"])
+    f = f[(f["start_us"] >= WARMUP_US) & (f["start_us"] < 0.8 * end)]
+    fct = f["fct_us"].fillna(end - f["start_us"])
+    return {"fct": fct, "unfinished": int(f["fct_us"].isna().sum()), "key": r["key"], "summary": s}
+
+
+def _trimmed_at_tor(out, run) -> float:
+    """Trims at ToR uplinks over NDP's data packets sent."""
+    import pandas as pd
+
+    from ..sweep.store import Store
+
+    q = pd.read_parquet(Store.open(out).run_dir(run["key"]) / "queues.parquet")
+    uplinks = q[(q["role"] == "fabric") & (q["tier"] == "edge")]
+    return float(uplinks["trims"].sum()) / float(run["summary"]["transport"]["data_packets_sent"])
+
+
+def _ratio(df, out, conns, q):
+    return float(_run(df, out, "dctcp", conns)["fct"].quantile(q)) / float(_run(df, out, "ndp", conns)["fct"].quantile(q))
+
+
+CHECKS = [
+    Check("C = 5: DCTCP / NDP median FCT", 2.0, 0.5, relative=True, measure=lambda df, out: _ratio(df, out, 5, 0.5)),
+    Check("C = 5: DCTCP / NDP 99th percentile FCT", 3.0, 0.5, relative=True,
+          measure=lambda df, out: _ratio(df, out, 5, 0.99)),
+    Check("C = 5: share of NDP packets trimmed at the first ToR", 0.40, 0.15,
+          measure=lambda df, out: _trimmed_at_tor(out, _run(df, out, "ndp", 5))),
+    Check("C = 10: share of NDP packets trimmed at the first ToR", 0.70, 0.15,
+          measure=lambda df, out: _trimmed_at_tor(out, _run(df, out, "ndp", 10))),
+    # "slightly better performance than DCTCP both in the median and the tail": a ratio a little over 1.
+    Check("C = 10: DCTCP / NDP median FCT", 1.2, 0.2, measure=lambda df, out: _ratio(df, out, 10, 0.5)),
+    Check("C = 10: DCTCP / NDP 99th percentile FCT", 1.2, 0.2, measure=lambda df, out: _ratio(df, out, 10, 0.99)),
+]
+
+
+def report(df, out: str) -> str:
+    rows = []
+    for conns in CONNECTIONS:
+        for p in ["ndp", "dctcp"]:
+            run = _run(df, out, p, conns)
+            fct = run["fct"]
+            trim = f"{100 * _trimmed_at_tor(out, run):.0f}%" if p == "ndp" else "-"
+            rows.append((conns, p, len(fct), run["unfinished"], f"{fct.quantile(0.5):.0f}", f"{fct.quantile(0.99):.0f}",
+                         trim))
+    return ("NDP Fig. 23, Facebook web flows on a 4:1 oversubscribed 512-host tree (paper: C = 5: 40% trimmed at "
+            "the ToR, NDP median FCT 1/2 and p99 1/3 of DCTCP's; C = 10: 70% trimmed, NDP slightly better)\n"
+            + table(rows, ["conns/host", "protocol", "flows", "unfinished", "median us", "p99 us",
+                           "NDP trimmed at ToR"]))
+
+
+REPRO = Repro("ndp-fig23", "NDP vs DCTCP on a 4:1 oversubscribed tree, Facebook web flows in closed loops",
+              "NDP SIGCOMM'17 Fig. 23", build, report, CHECKS)
