@@ -8,8 +8,9 @@
 //! of [lost] for each data transfer". Modelled as one delay per message at the sender: the message
 //! enters the stack (its connection opens, or it queues for a pooled one) that long after it arrives,
 //! so its completion time is the network's plus exactly the overhead. Not modelled: a receive-side
-//! delay (charging the whole cost at the sender gives the same completion time), CPU contention
-//! between transfers, per-packet costs.
+//! delay (a lone message's completion time is the same either way; under contention only when its
+//! packets meet others differs), a variable or heavy-tailed kernel delay, CPU contention between
+//! transfers, per-packet costs (so the overhead costs latency, never throughput).
 
 pub mod cc;
 pub mod pool;
