@@ -128,3 +128,25 @@ fn lone_flow_fct_is_ideal_at_the_rate_limits() {
         assert_eq!(fct, u64s(&out.flows, "ideal_fct_ps")[0], "{gbps} Gb/s, {mtu} B packets");
     }
 }
+
+#[test]
+fn an_os_overhead_read_from_the_spec_adds_exactly_itself_to_a_window_protocols_lone_flow() {
+    // `os_overhead_us` (the Dart paper's kernel cost per transfer) read from the spec: the message
+    // enters the stack that much later, and the FCT, counted from its arrival, is the ideal plus it.
+    let (_, topo, far) = TOPOLOGIES[3];
+    for protocol in ["dctcp", "newreno", "dx"] {
+        for (size, os) in [(8000u64, 24.0), (300_000, 0.0), (300_000, 180.5)] {
+            let f = flow_file(&format!("lone-os-{protocol}-{size}-{os}"), &[(0, far, size, 3.0)]);
+            let s = spec(&format!(
+                "seed = 1\nduration_us = 100000.0\n[topology]\n{topo}\n[queue]\necn = \"step\"\necn_k_packets = 65\n\
+                 [transport]\nprotocol = \"{protocol}\"\ninitial_window_packets = 1000\nos_overhead_us = {os}\n\
+                 [[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
+                f.display()
+            ));
+            let out = run_checked(&s);
+            let fct = opt_u64s(&out.flows, "fct_ps")[0].expect("the lone flow finishes");
+            let ideal = u64s(&out.flows, "ideal_fct_ps")[0];
+            assert_eq!(fct, ideal + (os * 1e6) as u64, "{protocol}: {size} B with {os} us");
+        }
+    }
+}

@@ -144,6 +144,18 @@ fn malformed_specs_name_the_field() {
             "[0, 1000000]",
         ),
         (
+            "negative OS overhead",
+            Box::new(set("transport.os_overhead_us", V::Float(-1.0))),
+            "transport.os_overhead_us",
+            "[0, 1e6]",
+        ),
+        (
+            "huge OS overhead",
+            Box::new(set("transport.os_overhead_us", V::Float(2e6))),
+            "transport.os_overhead_us",
+            "[0, 1e6]",
+        ),
+        (
             "g for newreno",
             Box::new(|t: &mut toml::Table| {
                 set("transport.protocol", s("newreno"))(t);

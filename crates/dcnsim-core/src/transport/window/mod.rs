@@ -3,6 +3,14 @@
 //! controller and the controller's own spec keys; [`WindowTransport`] makes it a [`Protocol`].
 //! DCTCP (`transport/dctcp.rs`), NewReno (`transport/newreno.rs`) and Swift (`transport/swift.rs`) are such
 //! protocols.
+//!
+//! Kernel cost (`os_overhead_us`, default 0): the Dart paper runs its DCTCP baseline with "an OS overhead
+//! of [lost] for each data transfer". Modelled as one delay per message at the sender: the message
+//! enters the stack (its connection opens, or it queues for a pooled one) that long after it arrives,
+//! so its completion time is the network's plus exactly the overhead. Not modelled: a receive-side
+//! delay (a lone message's completion time is the same either way; under contention only when its
+//! packets meet others differs), a variable or heavy-tailed kernel delay, CPU contention between
+//! transfers, per-packet costs (so the overhead costs latency, never throughput).
 
 pub mod cc;
 pub mod pbfs;
@@ -14,7 +22,7 @@ mod tests;
 use super::conns::ConnTable;
 use super::parts::keys;
 use super::{ClassUse, Conformance, Ctx, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
-use crate::engine::time::from_us;
+use crate::engine::time::{from_us, Time};
 use crate::net::packet::{FlowId, HostId, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
 use crate::transport::rate::fast_start::{FastStart, Pbfs};
@@ -70,7 +78,13 @@ pub struct WindowConfig<P> {
     pub connection_pool: u32,
     /// `line_rate` (the controller's own start) or PB-FS ([`pbfs`]).
     pub fast_start: FastStart,
+    /// The kernel's per-transfer cost (`os_overhead_us`): a message enters the sender's stack this long
+    /// after it arrives, so its completion time counts it once; 0 = none.
+    pub os_overhead: Time,
 }
+
+/// The timer that hands a message to the sender's stack once its OS overhead has passed (id = flow).
+const TIMER_START: u8 = 2;
 
 /// Reads the keys every window protocol shares.
 fn read_shared(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecResult<(WindowSetup, SenderConfig)> {
@@ -168,6 +182,19 @@ impl<P: WindowProtocol> WindowTransport<P> {
         }
     }
 
+    /// Message `id` enters the sender's stack (after its OS overhead): on a pooled connection, or a new one.
+    fn enter_stack(&mut self, ctx: &mut Ctx, id: FlowId) {
+        let Some(pools) = self.pools.as_mut() else {
+            return self.launch(ctx, id, None);
+        };
+        let rec = ctx.flow(id);
+        match pools.take(id, rec.src, rec.dst) {
+            Take::Warm(w) => self.launch(ctx, id, Some((w.path_key, Some(w)))),
+            Take::Fresh(path_key) => self.launch(ctx, id, Some((path_key, None))),
+            Take::Wait => {} // started when a connection of the pair comes free
+        }
+    }
+
     #[inline]
     fn check(&self, slot: u32) {
         if cfg!(debug_assertions) {
@@ -189,7 +216,11 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
         let pool = s.u64_or("connection_pool", 0, "connections",
             "messages between a host pair reuse this many persistent connections, starting with the window the connection's last message left (the SIRD paper's DCTCP and Swift: 40); 0 = a new connection per message")?;
         s.ensure(pool <= 1_000_000, "connection_pool", format!("must be in [0, 1000000], got {pool}"))?;
-        Ok(WindowConfig { params, window, sender, connection_pool: pool as u32, fast_start })
+        let os = s.f64_or("os_overhead_us", 0.0, "us",
+            "the kernel's cost per transfer: a message enters the sender's stack this long after it arrives, and its completion time counts it (the Dart paper's DCTCP baseline; dart-scale uses 24)")?;
+        s.ensure((0.0..=1e6).contains(&os), "os_overhead_us", format!("must be in [0, 1e6] us, got {os}"))?;
+        let os_overhead = from_us(os);
+        Ok(WindowConfig { params, window, sender, connection_pool: pool as u32, fast_start, os_overhead })
     }
 
     fn name(_cfg: &Self::Config) -> &'static str {
@@ -223,15 +254,10 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
     }
 
     fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
-        let Some(pools) = self.pools.as_mut() else {
-            return self.launch(ctx, id, None);
-        };
-        let rec = ctx.flow(id);
-        match pools.take(id, rec.src, rec.dst) {
-            Take::Warm(w) => self.launch(ctx, id, Some((w.path_key, Some(w)))),
-            Take::Fresh(path_key) => self.launch(ctx, id, Some((path_key, None))),
-            Take::Wait => {} // started when a connection of the pair comes free
+        if self.cfg.os_overhead > 0 {
+            return ctx.set_timer(ctx.now() + self.cfg.os_overhead, TIMER_START, id);
         }
+        self.enter_stack(ctx, id);
     }
 
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
@@ -258,6 +284,9 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+        if kind == TIMER_START {
+            return self.enter_stack(ctx, id);
+        }
         let Some(slot) = self.conns.slot(id) else { return };
         let c = &mut self.conns[slot];
         match kind {

@@ -78,6 +78,7 @@ fn paced(bps: u64, size: u64) -> (u64, u64, u64) {
             sender: sender_config(env, false),
             connection_pool: 0,
             fast_start: FastStart::LineRate,
+            os_overhead: 0,
         };
         WindowTransport::<PacedProtocol>::new(&cfg, env)
     });
@@ -108,6 +109,14 @@ fn dctcp(env: &TransportEnv) -> WindowTransport<crate::transport::dctcp::Dctcp> 
 }
 
 fn dctcp_pooled(env: &TransportEnv, connection_pool: u32) -> WindowTransport<crate::transport::dctcp::Dctcp> {
+    dctcp_with(env, connection_pool, 0)
+}
+
+fn dctcp_with(
+    env: &TransportEnv,
+    connection_pool: u32,
+    os_overhead: u64,
+) -> WindowTransport<crate::transport::dctcp::Dctcp> {
     let window = WindowSetup {
         mss_bytes: env.framing.mss() as u64,
         initial_window_packets: 10,
@@ -121,6 +130,7 @@ fn dctcp_pooled(env: &TransportEnv, connection_pool: u32) -> WindowTransport<cra
         sender: sender_config(env, true),
         connection_pool,
         fast_start: FastStart::LineRate,
+        os_overhead,
     };
     WindowTransport::new(&cfg, env)
 }
@@ -227,4 +237,50 @@ fn messages_wait_for_a_busy_pool_and_reuse_its_connections() {
     let (e0, e2) = (tb.flows.get(0).end.unwrap(), tb.flows.get(2).end.unwrap());
     assert!(e2 > e0, "the third message ran after the first freed its connection");
     assert_eq!(tb.proto.pools.as_ref().unwrap().idle(1, 0).len(), 2, "both connections idle at the end");
+}
+
+/// (FCT, ideal FCT, end) of a lone DCTCP message of `size` bytes from host 1 to host 0 arriving at
+/// `at`, with this OS overhead and connection pool.
+fn lone(size: u64, at: u64, os_overhead: u64, pool: u32) -> (u64, u64, u64) {
+    let mut tb = Testbed::new(NET, &[(1, 0, size, at)], |env| dctcp_with(env, pool, os_overhead));
+    tb.run(u64::MAX);
+    tb.assert_all_complete();
+    (tb.fct(0).unwrap(), tb.ideal_fct(0), tb.flows.get(0).end.unwrap())
+}
+
+#[test]
+fn a_lone_message_completes_exactly_its_os_overhead_after_the_ideal() {
+    // The initial window (10 packets) covers this path's BDP, so a lone message is exactly ideal;
+    // the overhead adds itself once, whatever the size (1 packet, one window, several windows).
+    for size in [1, 1436, 8_000, 14_360, 100_000] {
+        for pool in [0, 1] {
+            let (fct, ideal, end) = lone(size, from_us(3.0), 0, pool);
+            assert_eq!(fct, ideal, "{size} B without overhead (pool {pool})");
+            for us in [0.5, 24.0, 1000.0] {
+                let (with, _, end_with) = lone(size, from_us(3.0), from_us(us), pool);
+                assert_eq!(with, ideal + from_us(us), "{size} B with {us} us (pool {pool})");
+                assert_eq!(end_with, end + from_us(us), "{size} B: the whole transfer shifts by {us} us");
+            }
+        }
+    }
+}
+
+#[test]
+fn an_os_overhead_shifts_a_contended_run_by_exactly_itself_and_zero_changes_nothing() {
+    // Five messages into one receiver under random loss. Every message waits the same overhead, so
+    // the whole run moves later by it (the network sees the same traffic, later): each end time
+    // shifts by exactly the overhead, and by nothing at 0.
+    let flows: Vec<(u32, u32, u64, u64)> = (0..5).map(|s| (s + 1, 0, 60_000 + s as u64, s as u64 * 900)).collect();
+    let ends = |os| {
+        let mut tb = Testbed::new(NET, &flows, |env| dctcp_with(env, 0, os)).with_loss(0.02, 0.0);
+        tb.run(u64::MAX);
+        tb.assert_all_complete();
+        assert!(tb.lost > 0, "the run has losses to recover from");
+        tb.flows.records.iter().map(|r| r.end.unwrap()).collect::<Vec<_>>()
+    };
+    let base = ends(0);
+    for us in [0.0, 7.0, 24.0] {
+        let shifted: Vec<u64> = base.iter().map(|e| e + from_us(us)).collect();
+        assert_eq!(ends(from_us(us)), shifted, "{us} us");
+    }
 }
