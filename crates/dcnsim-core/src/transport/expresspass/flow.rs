@@ -10,6 +10,9 @@ use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
 use crate::transport::parts::MessageLayout;
 use crate::transport::Ctx;
 
+/// The code's `default_credit_stop_timeout_` (2 ms): the wait after a credit stop without an RTT.
+const STOP_CHECK_DEFAULT: Time = 2_000_000_000;
+
 pub struct Conn {
     pub id: FlowId,
     pub src: HostId,
@@ -20,6 +23,10 @@ pub struct Conn {
     pub next_seq: u64,
     pub sent_max: u64,
     pub got_credit: bool,
+    /// When the last CREDIT_REQUEST went, and the round trip until its first credit (the code's
+    /// sender-side `rtt_`, which times the re-request after a credit stop).
+    pub requested_at: Time,
+    pub first_credit_rtt: Time,
     pub stop_sent_at: Option<Time>,
     /// The receiver's RTT estimate as last heard in a credit.
     pub rtt_hint: Time,
@@ -74,11 +81,13 @@ impl Xpass {
             next_seq: 0,
             sent_max: 0,
             got_credit: false,
+            requested_at: now,
+            first_credit_rtt: 0,
             stop_sent_at: None,
             rtt_hint: 0,
             ecs_window_start: now,
             ecs_credits: 0,
-            request_due: Some(now + self.cfg.timeout),
+            request_due: None,
             rc: None,
             crediting: false,
             stop_received: false,
@@ -94,9 +103,7 @@ impl Xpass {
             rx_due: None,
         };
         let slot = self.conns.insert(id, conn);
-        self.control(ctx, slot, PacketKind::CreditRequest, false, 0, layout.packets());
-        self.counters.requests += 1;
-        ctx.set_timer(now + self.cfg.timeout, TIMER_REQUEST, id);
+        self.request(ctx, slot);
     }
 
     pub(super) fn packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
@@ -134,12 +141,11 @@ impl Xpass {
             }
             TIMER_REQUEST if c.request_due == Some(now) => {
                 c.request_due = None;
-                if !c.got_credit {
-                    let packets = c.layout.packets();
-                    self.control(ctx, slot, PacketKind::CreditRequest, false, 0, packets);
-                    self.counters.requests += 1;
-                    self.conns[slot].request_due = Some(now + self.cfg.timeout);
-                    ctx.set_timer(now + self.cfg.timeout, TIMER_REQUEST, id);
+                // No credit yet for the last request, or credits stopped with data left (an early
+                // credit stop whose credits were lost): ask (again), as the code's sender does.
+                let stopped_short = c.stop_sent_at.is_some() && c.next_seq < c.layout.packets();
+                if !c.got_credit || stopped_short {
+                    self.request(ctx, slot);
                 }
             }
             TIMER_RX if c.rx_due == Some(now) => {
@@ -150,18 +156,35 @@ impl Xpass {
         }
     }
 
+    /// Sends CREDIT_REQUEST and retries it every `timeout` until a credit comes.
+    fn request(&mut self, ctx: &mut Ctx, slot: u32) {
+        let now = ctx.now();
+        let c = &mut self.conns[slot];
+        let packets = c.layout.packets();
+        (c.got_credit, c.stop_sent_at, c.requested_at) = (false, None, now);
+        c.request_due = Some(now + self.cfg.timeout);
+        ctx.set_timer(now + self.cfg.timeout, TIMER_REQUEST, c.id);
+        self.control(ctx, slot, PacketKind::CreditRequest, false, 0, packets);
+        self.counters.requests += 1;
+    }
+
     // Receiver.
 
+    /// A request starts credits at alpha x max and w_init; one for a flow whose credits were
+    /// stopped with data missing restarts them the same way (the code's `init()`); a retried
+    /// request while credits flow is ignored.
     fn on_request(&mut self, ctx: &mut Ctx, slot: u32) {
         let now = ctx.now();
         let c = &mut self.conns[slot];
-        if c.rc.is_some() {
-            return; // a retried request: credits are already on their way
+        if c.crediting || c.done {
+            return;
         }
         c.rc = Some(RateControl::new(&self.cfg, self.max_rate[c.dst as usize], now));
-        c.crediting = true;
+        (c.crediting, c.stop_received) = (true, false);
         c.last_progress = now;
-        self.send_credit(ctx, slot);
+        if c.credit_due.is_none() {
+            self.send_credit(ctx, slot);
+        }
     }
 
     fn send_credit(&mut self, ctx: &mut Ctx, slot: u32) {
@@ -278,7 +301,9 @@ impl Xpass {
         let now = ctx.now();
         self.counters.credits_received += 1;
         let c = &mut self.conns[slot];
-        (c.got_credit, c.request_due) = (true, None);
+        if !c.got_credit {
+            (c.got_credit, c.request_due, c.first_credit_rtt) = (true, None, now - c.requested_at);
+        }
         if credit.ack > 0 {
             c.rtt_hint = credit.ack;
         }
@@ -328,8 +353,17 @@ impl Xpass {
         ctx.send(p);
     }
 
+    /// CREDIT_STOP; after an early one, a check 2 first-credit RTTs later (the code's 2 ms
+    /// without one) that re-requests credits if data is still left.
     fn send_stop(&mut self, ctx: &mut Ctx, slot: u32, early: bool) {
-        self.conns[slot].stop_sent_at = Some(ctx.now());
+        let now = ctx.now();
+        let c = &mut self.conns[slot];
+        c.stop_sent_at = Some(now);
+        if early {
+            let at = now + if c.first_credit_rtt > 0 { 2 * c.first_credit_rtt } else { STOP_CHECK_DEFAULT };
+            c.request_due = Some(at);
+            ctx.set_timer(at, TIMER_REQUEST, c.id);
+        }
         self.control(ctx, slot, PacketKind::Ack, false, 0, 0);
         self.counters.stops += 1;
         self.counters.early_stops += u64::from(early);
