@@ -3,7 +3,7 @@
 
 use super::config::XpassConfig;
 use super::feedback::RateControl;
-use super::{Xpass, TIMER_CREDIT, TIMER_REQUEST, TIMER_RX};
+use super::{Xpass, TIMER_CREDIT, TIMER_REQUEST, TIMER_RX, TIMER_STOP_CHECK};
 use crate::engine::rng::mix64;
 use crate::engine::time::Time;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
@@ -33,6 +33,8 @@ pub struct Conn {
     pub ecs_window_start: Time,
     pub ecs_credits: u64,
     pub request_due: Option<Time>,
+    /// After an early credit stop: when to check that the credits sufficed.
+    pub stop_check_due: Option<Time>,
     // Receiver.
     pub rc: Option<RateControl>,
     pub crediting: bool,
@@ -88,6 +90,7 @@ impl Xpass {
             ecs_window_start: now,
             ecs_credits: 0,
             request_due: None,
+            stop_check_due: None,
             rc: None,
             crediting: false,
             stop_received: false,
@@ -141,10 +144,15 @@ impl Xpass {
             }
             TIMER_REQUEST if c.request_due == Some(now) => {
                 c.request_due = None;
-                // No credit yet for the last request, or credits stopped with data left (an early
-                // credit stop whose credits were lost): ask (again), as the code's sender does.
-                let stopped_short = c.stop_sent_at.is_some() && c.next_seq < c.layout.packets();
-                if !c.got_credit || stopped_short {
+                if !c.got_credit {
+                    self.request(ctx, slot);
+                }
+            }
+            TIMER_STOP_CHECK if c.stop_check_due == Some(now) => {
+                c.stop_check_due = None;
+                // Credits stopped with data left (the credits the early stop counted on were
+                // lost): ask again, as the code's sender does.
+                if c.stop_sent_at.is_some() && c.next_seq < c.layout.packets() {
                     self.request(ctx, slot);
                 }
             }
@@ -361,8 +369,8 @@ impl Xpass {
         c.stop_sent_at = Some(now);
         if early {
             let at = now + if c.first_credit_rtt > 0 { 2 * c.first_credit_rtt } else { STOP_CHECK_DEFAULT };
-            c.request_due = Some(at);
-            ctx.set_timer(at, TIMER_REQUEST, c.id);
+            c.stop_check_due = Some(at);
+            ctx.set_timer(at, TIMER_STOP_CHECK, c.id);
         }
         self.control(ctx, slot, PacketKind::Ack, false, 0, 0);
         self.counters.stops += 1;

@@ -55,6 +55,7 @@ use flow::Conn;
 const TIMER_CREDIT: u8 = 0;
 const TIMER_REQUEST: u8 = 1;
 const TIMER_RX: u8 = 2;
+const TIMER_STOP_CHECK: u8 = 3;
 
 #[derive(Clone, Debug, Default)]
 struct Counters {
