@@ -88,3 +88,22 @@ fn iofd_keys_need_iofd_on() {
     let err = err.to_string();
     assert!(err.contains("switch.iofd_threshold_bytes") && err.contains("iofd = true"), "{err}");
 }
+
+/// Dart's fractions of line rate follow the key naming convention (`<what>_rate_fraction`): the
+/// old names fail with the new one, and out-of-range values name their key.
+#[test]
+fn dart_rate_fraction_keys_are_checked_and_old_names_fail() {
+    let base = "duration_us = 10.0\n[topology]\nkind = \"single_switch\"\nhosts = 2\nhost_rate_gbps = 100.0\n\
+                [queue]\necn = \"step\"\necn_k_bytes = 22500\n[[workload]]\nkind = \"flow_list\"\n\
+                flows = [[0, 1, 1000, 0.0]]\n[transport]\nprotocol = \"dart\"\n";
+    let cases = [
+        ("throughput_fraction = 0.9", "transport.throughput_fraction", "renamed to `throughput_rate_fraction`"),
+        ("apportion_fraction = 1.0", "transport.apportion_fraction", "renamed to `apportion_rate_fraction`"),
+        ("throughput_rate_fraction = 0.0", "transport.throughput_rate_fraction", "(0, 1]"),
+        ("apportion_rate_fraction = 1.5", "transport.apportion_rate_fraction", "(0, 1]"),
+    ];
+    let failures = spec_error_mismatches(
+        cases.map(|(line, field, msg)| (line.to_string(), spec(&format!("{base}{line}\n")), field.into(), msg.into())),
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+}

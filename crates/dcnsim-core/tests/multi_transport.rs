@@ -82,3 +82,43 @@ fn a_setup_with_a_bad_protocol_names_its_table() {
     let e = dcnsim_core::scenario::read_spec(&s).expect_err("an unknown protocol is an error").to_string();
     assert!(e.contains("transports.x.protocol"), "{e}");
 }
+
+/// DCTCP and Homa share one bottleneck (host 0's downlink): together they cannot beat its line rate,
+/// so the later of the two finishes no sooner than both transfers back to back; and DCTCP, whose
+/// data sits in class 7 below Homa's four levels (0-3), is held back by Homa's packets at the
+/// same port rather than finishing as if alone.
+#[test]
+fn dctcp_and_homa_share_one_bottleneck_queue() {
+    let head =
+        "seed = 5\nduration_us = 5000.0\n[topology]\nkind = \"single_switch\"\nhosts = 3\nhost_rate_gbps = 10.0\n\
+                host_delay_us = 1.0\n[queue]\npriorities = 8\nlimit_bytes = 4000000\n[transport]\nprotocol = \"homa\"\n\
+                priority_levels = 4\n\
+                [transports.bg]\nprotocol = \"dctcp\"\ndata_priority = 7\ninitial_window_packets = 20\n";
+    let dctcp = "[[workload]]\nkind = \"flow_list\"\nflows = [[1, 0, 1000000, 1.0]]\ntransport = \"bg\"\n";
+    let homa = "[[workload]]\nkind = \"flow_list\"\nflows = [[2, 0, 1000000, 1.0]]\n";
+    let alone = run_checked(&spec(&format!("{head}{dctcp}")));
+    let both = run_checked(&spec(&format!("{head}{dctcp}{homa}")));
+    let (ends, ideals) = (opt_u64s(&both.flows, "end_ps"), u64s(&both.flows, "ideal_fct_ps"));
+    assert!(ends.iter().all(|e| e.is_some()), "both flows finish: {ends:?}");
+    assert_eq!(u64s(&both.flows, "window_bytes"), vec![1_000_000; 2], "every byte delivered once");
+    let start = 1_000_000; // 1 us
+    let last = ends.iter().map(|e| e.unwrap() - start).max().unwrap();
+    let back_to_back = ideals.iter().sum::<u64>() as f64;
+    assert!(last as f64 >= 0.95 * back_to_back, "the pair beat the shared link: {last} ps vs {back_to_back} ps");
+    assert!((last as f64) < 1.3 * back_to_back, "the pair left the shared link idle: {last} ps vs {back_to_back} ps");
+    // The DCTCP flow is the one from host 1.
+    let of_dctcp = |out: &dcnsim_core::scenario::RunOutput, col: &str| {
+        let i = u64s(&out.flows, "src").iter().position(|&s| s == 1).unwrap();
+        u64s(&out.flows, col)[i]
+    };
+    let fct = |out: &dcnsim_core::scenario::RunOutput| of_dctcp(out, "fct_ps");
+    let homa_ideal = (ideals.iter().sum::<u64>() - of_dctcp(&both, "ideal_fct_ps")) as f64;
+    assert!(
+        fct(&both) as f64 >= fct(&alone) as f64 + 0.8 * homa_ideal,
+        "DCTCP ({} ps beside Homa, {} ps alone) should wait for Homa's {homa_ideal} ps of higher-class data",
+        fct(&both),
+        fct(&alone)
+    );
+    let setups = both.summary["transports"].as_array().unwrap();
+    assert_eq!((setups[0]["protocol"].as_str(), setups[1]["protocol"].as_str()), (Some("homa"), Some("dctcp")));
+}

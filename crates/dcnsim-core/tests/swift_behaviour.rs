@@ -149,10 +149,13 @@ fn bad_swift_keys_are_spec_errors_naming_the_field() {
         ("slow_start = false", "transport.slow_start", "no slow start"),
         ("beta = 1.5", "transport.beta", "(0, 1]"),
         ("max_mdf = 1.0", "transport.max_mdf", "(0, 1)"),
-        ("fs_max_cwnd_packets = 0.05", "transport.fs_max_cwnd_packets", "must exceed"),
-        ("min_cwnd_packets = 0.0", "transport.min_cwnd_packets", "(0, 1]"),
+        ("fs_max_window_packets = 0.05", "transport.fs_max_window_packets", "must exceed"),
+        ("min_window_packets = 0.0", "transport.min_window_packets", "(0, 1]"),
         ("per_hop_us = -1.0", "transport.per_hop_us", "[0, 1e4]"),
         ("base_target_us = 0.0", "transport.base_target_us", "(0, 1e6]"),
+        ("min_cwnd_packets = 0.01", "transport.min_cwnd_packets", "renamed to `min_window_packets`"),
+        ("fs_min_cwnd_packets = 0.1", "transport.fs_min_cwnd_packets", "renamed to `fs_min_window_packets`"),
+        ("fs_max_cwnd_packets = 100.0", "transport.fs_max_cwnd_packets", "renamed to `fs_max_window_packets`"),
     ];
     let failures = spec_error_mismatches(
         cases.map(|(line, field, msg)| (line.to_string(), spec(&format!("{base}{line}\n")), field.into(), msg.into())),

@@ -81,20 +81,20 @@ fn read_timers(s: &mut Section) -> SpecResult<(Time, Time, Time)> {
         s,
         "alpha_update_interval_us",
         1.0,
-        "[dcqcn] alpha update period (reference run.py: 1; its dcqcn_paper: 50; the paper's K: 55)",
+        "alpha update period (reference run.py: 1; its dcqcn_paper: 50; the paper's K: 55)",
     )?;
     let decrease = interval(
         s,
         "rate_decrease_interval_us",
         4.0,
-        "[dcqcn] period of the check that cuts the rate if a CNP came (reference run.py: 4; its dcqcn_paper: 50; \
+        "period of the check that cuts the rate if a CNP came (reference run.py: 4; its dcqcn_paper: 50; \
          the paper cuts on each CNP, which the NP spaces by 50 us)",
     )?;
     let increase = interval(
         s,
         "rate_increase_interval_us",
         300.0,
-        "[dcqcn] rate-increase timer (reference run.py: 300; its dcqcn_paper: 55; DCQCN authors' ns-3: 60)",
+        "rate-increase timer (reference run.py: 300; its dcqcn_paper: 55; DCQCN authors' ns-3: 60)",
     )?;
     Ok((alpha, decrease, increase))
 }
@@ -105,38 +105,38 @@ fn read_increase(s: &mut Section) -> SpecResult<DcqcnParams> {
         "fast_recovery_steps",
         1,
         "events",
-        "[dcqcn] F: increase events of fast recovery before additive increase (reference run.py: 1; the paper and \
+        "F: increase events of fast recovery before additive increase (reference run.py: 1; the paper and \
          the code default: 5)",
     )?;
     s.ensure(f <= 1000, "fast_recovery_steps", "must be at most 1000")?;
     let ai = rate_opt(
         s,
         "ai_rate_gbps",
-        "[dcqcn] additive increase step of the target rate; unset = 5 Mb/s x NIC rate / 25 Gb/s (reference run.py: \
+        "additive increase step of the target rate; unset = 5 Mb/s x NIC rate / 25 Gb/s (reference run.py: \
          20 Mb/s at 100G; the paper: 40 Mb/s at 40G)",
     )?;
     let hai = rate_opt(
         s,
         "hai_rate_gbps",
-        "[dcqcn] hyper increase step; unset = 50 Mb/s x NIC rate / 25 Gb/s (reference run.py: 200 Mb/s at 100G)",
+        "hyper increase step; unset = 50 Mb/s x NIC rate / 25 Gb/s (reference run.py: 200 Mb/s at 100G)",
     )?;
     let clamp_target = s.bool_or(
         "clamp_target_rate",
         false,
-        "[dcqcn] a cut always sets the target to the current rate (reference run.py: false: only if the rate \
+        "a cut always sets the target to the current rate (reference run.py: false: only if the rate \
          increased since the last cut; DCQCN authors' ns-3: true)",
     )?;
     let first = s.f64_or(
         "first_cnp_rate_fraction",
         1.0,
         "",
-        "[dcqcn] the first CNP sets the rate and target to this fraction of the rate (reference: 1.0)",
+        "the first CNP sets the rate and target to this fraction of the rate (reference: 1.0)",
     )?;
     s.ensure(first > 0.0 && first <= 1.0, "first_cnp_rate_fraction", format!("must be in (0, 1], got {first}"))?;
     let bc = s.u64_opt(
         "byte_counter_bytes",
         "bytes",
-        "[dcqcn] every this many bytes sent after a cut is an increase event too (the paper's byte counter); \
+        "every this many bytes sent after a cut is an increase event too (the paper's byte counter); \
          unset = none (the reference; DCQCN authors' ns-3: 300000)",
     )?;
     if let Some(b) = bc {
@@ -170,7 +170,7 @@ impl RateProtocol for Dcqcn {
     type Params = DcqcnParams;
 
     fn read_params(s: &mut Section) -> SpecResult<DcqcnParams> {
-        let g = s.f64_or("g", 1.0 / 256.0, "", "[dcqcn] alpha EWMA gain (reference run.py and the paper: 1/256)")?;
+        let g = s.f64_or("g", 1.0 / 256.0, "", "alpha EWMA gain (reference run.py and the paper: 1/256)")?;
         s.ensure(g > 0.0 && g <= 1.0, "g", format!("must be in (0, 1], got {g}"))?;
         let (alpha_interval, decrease_interval, increase_interval) = read_timers(s)?;
         let mut p = read_increase(s)?;
@@ -183,7 +183,7 @@ impl RateProtocol for Dcqcn {
             "cnp_interval_us",
             0.0,
             "us",
-            "[dcqcn] the receiver echoes at most one CNP per QP per interval; 0 = one per marked packet (the \
+            "the receiver echoes at most one CNP per QP per interval; 0 = one per marked packet (the \
              reference run.py); the paper's NP: 50",
         )?;
         s.ensure((0.0..=1e6).contains(&cnp), "cnp_interval_us", format!("must be in [0, 1000000] us, got {cnp}"))?;

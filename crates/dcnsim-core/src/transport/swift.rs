@@ -17,7 +17,7 @@
 //!   `max_mdf`, at most once per RTT, over it
 //! - fast retransmit (duplicate ACKs, NewReno-style recovery in the sender) cuts by `max_mdf` once
 //!   per RTT; a timeout cuts by `max_mdf`, and `retx_reset_threshold` consecutive timeouts reset the
-//!   window to `min_cwnd_packets`; go-back-N after a timeout (the sender's)
+//!   window to `min_window_packets`; go-back-N after a timeout (the sender's)
 //!
 //! Not modelled:
 //! - the fabric / endpoint split: there is one target for the whole RTT, which includes the
@@ -35,6 +35,41 @@ use crate::scenario::reader::{Section, SpecResult};
 
 /// Swift as a [`WindowProtocol`]; the registered transport is `WindowTransport<Swift>`.
 pub struct Swift;
+
+/// Swift's window keys (flow scaling's two windows, the floor), in packets. They end in
+/// `_window_packets`, as the window sender's (`initial_window_packets`, `max_window_packets`); the
+/// old `cwnd` names fail with the new name.
+fn read_window_keys(s: &mut Section) -> SpecResult<(f64, f64, f64)> {
+    for (old, new) in [
+        ("min_cwnd_packets", "min_window_packets"),
+        ("fs_min_cwnd_packets", "fs_min_window_packets"),
+        ("fs_max_cwnd_packets", "fs_max_window_packets"),
+    ] {
+        s.renamed(old, new)?;
+    }
+    let fs_min = s.f64_or(
+        "fs_min_window_packets",
+        0.1,
+        "packets",
+        "[swift] window at which flow scaling adds the whole fs_range (SIRD's Swift: 0.1)",
+    )?;
+    s.ensure(fs_min > 0.0, "fs_min_window_packets", "must be positive")?;
+    let fs_max = s.f64_or(
+        "fs_max_window_packets",
+        100.0,
+        "packets",
+        "[swift] window from which flow scaling adds nothing (SIRD's Swift: 100)",
+    )?;
+    s.ensure(fs_max > fs_min, "fs_max_window_packets", format!("must exceed fs_min_window_packets ({fs_min})"))?;
+    let min_cwnd = s.f64_or(
+        "min_window_packets",
+        0.001,
+        "packets",
+        "[swift] floor of the window (the paper lets it fall far below one packet; 0.001 is our choice)",
+    )?;
+    s.ensure(min_cwnd > 0.0 && min_cwnd <= 1.0, "min_window_packets", "must be in (0, 1]")?;
+    Ok((fs_min, fs_max, min_cwnd))
+}
 
 impl WindowProtocol for Swift {
     const NAMES: &'static [(&'static str, &'static str)] =
@@ -75,32 +110,12 @@ impl WindowProtocol for Swift {
             "[swift] largest flow-scaling addition to the target, 0 = none (SIRD's Swift: 75 us)",
         )?;
         s.ensure((0.0..=1e6).contains(&fs_range), "fs_range_us", "must be in [0, 1e6] us")?;
-        let fs_min = s.f64_or(
-            "fs_min_cwnd_packets",
-            0.1,
-            "packets",
-            "[swift] window at which flow scaling adds the whole fs_range (SIRD's Swift: 0.1)",
-        )?;
-        s.ensure(fs_min > 0.0, "fs_min_cwnd_packets", "must be positive")?;
-        let fs_max = s.f64_or(
-            "fs_max_cwnd_packets",
-            100.0,
-            "packets",
-            "[swift] window from which flow scaling adds nothing (SIRD's Swift: 100)",
-        )?;
-        s.ensure(fs_max > fs_min, "fs_max_cwnd_packets", format!("must exceed fs_min_cwnd_packets ({fs_min})"))?;
-        let min_cwnd = s.f64_or(
-            "min_cwnd_packets",
-            0.001,
-            "packets",
-            "[swift] floor of the window (the paper lets it fall far below one packet; 0.001 is our choice)",
-        )?;
-        s.ensure(min_cwnd > 0.0 && min_cwnd <= 1.0, "min_cwnd_packets", "must be in (0, 1]")?;
+        let (fs_min, fs_max, min_cwnd) = read_window_keys(s)?;
         let reset = s.u64_or(
             "retx_reset_threshold",
             5,
             "timeouts",
-            "[swift] consecutive timeouts that reset the window to min_cwnd_packets (the paper names no value; ours)",
+            "[swift] consecutive timeouts that reset the window to min_window_packets (the paper names no value; ours)",
         )?;
         s.ensure((1..=1000).contains(&reset), "retx_reset_threshold", "must be in [1, 1000]")?;
         Ok(SwiftParams {
@@ -110,9 +125,9 @@ impl WindowProtocol for Swift {
             base_target_ps: from_us(base) as f64,
             per_hop_ps: from_us(per_hop) as f64,
             fs_range_ps: from_us(fs_range) as f64,
-            fs_min_cwnd_packets: fs_min,
-            fs_max_cwnd_packets: fs_max,
-            min_cwnd_packets: min_cwnd,
+            fs_min_window_packets: fs_min,
+            fs_max_window_packets: fs_max,
+            min_window_packets: min_cwnd,
             retx_reset_threshold: reset as u32,
         })
     }

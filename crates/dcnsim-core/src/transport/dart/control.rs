@@ -81,6 +81,12 @@ impl RateControl for DartControl {
         out.push(("dcqcn_rate_gbps", self.dcqcn.rate().gbps()));
         out.push(("alpha", self.dcqcn.alpha()));
     }
+    /// DASR's share is of at least one sender and caps the rate at line / n.
+    fn check_invariants(&self) {
+        self.dcqcn.check_invariants();
+        assert!(self.share >= 1, "DASR share of {} senders", self.share);
+        assert!(self.rate().bps() <= self.line_bps.max(1), "rate over DASR's line rate");
+    }
 }
 
 #[cfg(test)]

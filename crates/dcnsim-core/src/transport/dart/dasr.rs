@@ -13,7 +13,7 @@
 //!   instant are an incast group (the application knows its groups); the first packet of any of
 //!   them puts every member's sender in the AUSS at once
 //! - state machine, on each data packet: a CE mark with the receive throughput at line rate
-//!   (at least `throughput_fraction` of it over the last `throughput_window_packets` arrivals)
+//!   (at least `throughput_rate_fraction` of it over the last `throughput_window_packets` arrivals)
 //!   means Receiver Congestion: n goes out, the CE echo is suppressed; a CE mark below that
 //!   throughput means Non-Receiver Congestion: the echo goes (the senders' DCQCN acts) and n = 1
 //!   (DASR neutralised); no CE mark for `quiet` means No Congestion (n goes out, no echo to give)
@@ -94,7 +94,7 @@ impl DasrState {
             return false;
         }
         let bytes: u64 = r.arrivals.iter().skip(1).map(|a| a.1 as u64).sum();
-        bytes as f64 >= self.cfg.throughput_fraction * r.line.bytes_in(now - first) as f64
+        bytes as f64 >= self.cfg.throughput_rate_fraction * r.line.bytes_in(now - first) as f64
     }
 
     fn add_sender(r: &mut Receiver, host: HostId, now: Time) {

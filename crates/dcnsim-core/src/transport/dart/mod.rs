@@ -22,7 +22,7 @@
 //! flows in a higher class).
 //!
 //! Numbers the paper sets in math that our copy of its text lost, and what we use instead (each a
-//! key): the throughput at which the receiver deems itself at line rate (`throughput_fraction`
+//! key): the throughput at which the receiver deems itself at line rate (`throughput_rate_fraction`
 //! 0.9, over the last `throughput_window_packets` 8 arrivals: the paper says only "equal to line
 //! rate"); how long without CE marks before No Congestion (`ecn_quiet_us`, unset = 2 base RTTs:
 //! Figure 5's arcs are not in the text); the short-flow bound for IOFD and Pri-Q
@@ -34,7 +34,7 @@
 //! the `dcqcn` protocol's keys and defaults (the paper "follows DCQCN's recommendations" with
 //! values lost from our text).
 //!
-//! With exact shares (`apportion_fraction` 1, the paper) the rates add up to the line rate after a
+//! With exact shares (`apportion_rate_fraction` 1, the paper) the rates add up to the line rate after a
 //! join, so the queue the newcomer built in its first RTT stands (and its marks are suppressed);
 //! below 1 it drains. docs/protocols/dart.md has the measurement.
 //!
@@ -63,7 +63,7 @@ pub struct DartParams {
     /// DASR on (off: IOFD-only and Pri-Q, i.e. DCQCN with the switch stage or priorities).
     pub dasr: bool,
     pub lookahead: bool,
-    pub throughput_fraction: f64,
+    pub throughput_rate_fraction: f64,
     pub throughput_window_packets: usize,
     /// `None`: 2 base RTTs.
     pub quiet: Option<Time>,
@@ -72,10 +72,13 @@ pub struct DartParams {
     pub deflection_tokens: u8,
     pub short_flow_priority: Option<u8>,
     /// The senders share this fraction of line rate (1: the paper's line rate / n).
-    pub apportion_fraction: f64,
+    pub apportion_rate_fraction: f64,
 }
 
 fn read_dasr(s: &mut Section, p: &mut DartParams) -> SpecResult<()> {
+    // Fractions of line rate end in `_rate_fraction` (the key naming convention).
+    s.renamed("throughput_fraction", "throughput_rate_fraction")?;
+    s.renamed("apportion_fraction", "apportion_rate_fraction")?;
     p.dasr = s.bool_or("dasr", true, "[dart] receiver apportioning (false: DCQCN only, for IOFD-only and Pri-Q)")?;
     p.lookahead = s.bool_or(
         "lookahead",
@@ -83,15 +86,15 @@ fn read_dasr(s: &mut Section, p: &mut DartParams) -> SpecResult<()> {
         "[dart] accelerated DASR: the first packet of an incast group (flows one workload component releases to \
          one receiver at one instant) puts all its senders in the receiver's count",
     )?;
-    p.throughput_fraction = s.f64_or(
-        "throughput_fraction",
+    p.throughput_rate_fraction = s.f64_or(
+        "throughput_rate_fraction",
         0.9,
         "",
         "[dart] a CE mark means Receiver Congestion if the receive throughput is at least this fraction of line \
          rate, else Non-Receiver Congestion (our choice; the paper: 'equal to line rate')",
     )?;
-    let f = p.throughput_fraction;
-    s.ensure(f > 0.0 && f <= 1.0, "throughput_fraction", format!("must be in (0, 1], got {f}"))?;
+    let f = p.throughput_rate_fraction;
+    s.ensure(f > 0.0 && f <= 1.0, "throughput_rate_fraction", format!("must be in (0, 1], got {f}"))?;
     let w = s.u64_or(
         "throughput_window_packets",
         8,
@@ -117,15 +120,15 @@ fn read_dasr(s: &mut Section, p: &mut DartParams) -> SpecResult<()> {
     )?;
     s.ensure(idle > 0.0 && idle <= 1e8, "auss_idle_timeout_us", format!("must be in (0, 1e8] us, got {idle}"))?;
     p.idle_timeout = from_us(idle);
-    p.apportion_fraction = s.f64_or(
-        "apportion_fraction",
+    p.apportion_rate_fraction = s.f64_or(
+        "apportion_rate_fraction",
         1.0,
         "",
         "[dart] each of n senders gets this fraction of line rate / n (the paper: 1). Below 1 the queue a join \
          builds drains; at 1 it stands (arrivals equal the line rate) and keeps being marked",
     )?;
-    let a = p.apportion_fraction;
-    s.ensure(a > 0.0 && a <= 1.0, "apportion_fraction", format!("must be in (0, 1], got {a}"))?;
+    let a = p.apportion_rate_fraction;
+    s.ensure(a > 0.0 && a <= 1.0, "apportion_rate_fraction", format!("must be in (0, 1], got {a}"))?;
     Ok(())
 }
 
@@ -176,14 +179,14 @@ impl RateProtocol for Dart {
             dcqcn,
             dasr: true,
             lookahead: true,
-            throughput_fraction: 0.9,
+            throughput_rate_fraction: 0.9,
             throughput_window_packets: 8,
             quiet: None,
             idle_timeout: 0,
             short_flow_max_bytes: 0,
             deflection_tokens: 0,
             short_flow_priority: None,
-            apportion_fraction: 1.0,
+            apportion_rate_fraction: 1.0,
         };
         read_dasr(s, &mut p)?;
         read_short_flows(s, &mut p)?;
@@ -191,7 +194,7 @@ impl RateProtocol for Dart {
     }
 
     fn control(p: &DartParams, qp: &QpSetup) -> DartControl {
-        DartControl::new(Dcqcn::control(&p.dcqcn, qp), qp.line_rate, p.apportion_fraction)
+        DartControl::new(Dcqcn::control(&p.dcqcn, qp), qp.line_rate, p.apportion_rate_fraction)
     }
 
     fn cnp_interval(p: &DartParams) -> Time {

@@ -193,7 +193,7 @@ fn exact_shares_leave_the_join_queue_standing_and_a_fraction_below_one_drains_it
     // After a join, the senders' rates add up to the line rate: the queue the newcomer built in its
     // first RTT at line rate has nowhere to go, and each further join adds to it.
     let queue_after = |fraction: f64| {
-        let (mut tb, last) = staggered(3, &format!("apportion_fraction = {fraction}"));
+        let (mut tb, last) = staggered(3, &format!("apportion_rate_fraction = {fraction}"));
         tb.run(last + from_us(90.0));
         let down = (0..tb.net.ports.len()).find(|&p| tb.net.ports[p].peer == 0).unwrap();
         tb.net.ports[down].bytes

@@ -52,6 +52,7 @@
 //! `receiver.rs` (flows learned, data, tokens), `sender.rs` (data, tokens held, probes).
 
 mod config;
+mod invariants;
 mod matching;
 mod receiver;
 mod sender;
@@ -274,16 +275,25 @@ impl Protocol for Dcpim {
         Dcpim::new(cfg, env)
     }
     fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
-        Dcpim::start_flow(self, ctx, flow)
+        Dcpim::start_flow(self, ctx, flow);
+        let src = ctx.flow(flow).src;
+        self.check_after(Some(flow), Some(src));
     }
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
-        Dcpim::on_packet(self, ctx, host, pkt)
+        Dcpim::on_packet(self, ctx, host, pkt);
+        self.check_after(Some(pkt.flow), Some(host));
     }
     fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
-        Dcpim::on_timer(self, ctx, kind, id)
+        Dcpim::on_timer(self, ctx, kind, id);
+        match kind {
+            TIMER_TICK => self.check_all_hosts(),
+            TIMER_LINK => self.check_after(None, Some(id / config::MAX_CHANNELS as u32)),
+            _ => self.check_after(Some(id), None),
+        }
     }
     fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {
-        self.pump(ctx, host)
+        self.pump(ctx, host);
+        self.check_after(None, Some(host));
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Dcpim::counters(self)

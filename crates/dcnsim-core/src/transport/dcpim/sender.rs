@@ -10,6 +10,7 @@ use crate::transport::Ctx;
 
 /// Probes back off up to timeout x 2^this.
 const MAX_BACKOFF: u32 = 6;
+const _: () = assert!(MAX_BACKOFF <= crate::limits::MAX_RTO_BACKOFF_SHIFT, "limits.rs bounds timers by this shift");
 
 /// The simulator's `packet_priority`: class 1 for flows of at most 7 packets, 2 up to 49, ... 6.
 pub(super) fn size_class(packets: u64) -> u8 {

@@ -42,6 +42,7 @@
 mod config;
 mod feedback;
 mod flow;
+mod invariants;
 
 pub use config::{Feedback, XpassConfig};
 
@@ -135,13 +136,16 @@ impl Protocol for Xpass {
         Xpass::new(cfg, env)
     }
     fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
-        self.start(ctx, flow)
+        self.start(ctx, flow);
+        self.check(flow);
     }
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
-        self.packet(ctx, host, pkt)
+        self.packet(ctx, host, pkt);
+        self.check(pkt.flow);
     }
     fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
-        self.timer(ctx, kind, id)
+        self.timer(ctx, kind, id);
+        self.check(id);
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Xpass::counters(self)

@@ -75,6 +75,7 @@ const BUSY: u8 = flags::PROTO1;
 const MAX_RESEND_RUNS: usize = 16;
 /// Timeouts back off up to timeout x 2^this.
 const MAX_BACKOFF: u32 = 6;
+const _: () = assert!(MAX_BACKOFF <= crate::limits::MAX_RTO_BACKOFF_SHIFT, "limits.rs bounds timers by this shift");
 
 pub struct Homa {
     cfg: HomaConfig,
@@ -186,6 +187,7 @@ impl Homa {
             TIMER_PACER => {
                 self.hosts[id as usize].pacer.disarm();
                 self.kick(ctx, id);
+                self.check_host(id);
             }
             TIMER_RX | TIMER_TX => {
                 let Some(slot) = self.msgs.slot(id) else { return };
@@ -226,6 +228,25 @@ impl Homa {
             assert!(m.outstanding() <= self.rtt_packets, "flow {}: more than RTTbytes granted", m.id);
         }
         assert_eq!(m.tx_ready, m.sendable(), "flow {}: ready list out of step", m.id);
+    }
+
+    /// After a handler that served host `h` (its pacer or its NIC): its ready and inbound lists
+    /// hold each of its live messages once, and every message on them holds its invariants.
+    fn check_host(&self, h: HostId) {
+        if !cfg!(debug_assertions) {
+            return;
+        }
+        let host = &self.hosts[h as usize];
+        for (i, &slot) in host.ready.iter().enumerate() {
+            assert!(!host.ready[..i].contains(&slot), "host {h}: slot {slot} twice in the ready list");
+            assert!(self.msgs[slot].src == h && self.msgs[slot].tx_ready, "host {h}: a ready slot it does not send");
+            self.check(slot);
+        }
+        for (i, &slot) in host.inbound.iter().enumerate() {
+            assert!(!host.inbound[..i].contains(&slot), "host {h}: slot {slot} twice in the inbound list");
+            assert!(self.msgs[slot].dst == h && self.msgs[slot].rx_listed, "host {h}: an inbound slot not listed");
+            self.check(slot);
+        }
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -281,6 +302,7 @@ impl Protocol for Homa {
     }
     fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {
         self.pump(ctx, host);
+        self.check_host(host);
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Homa::counters(self)

@@ -13,6 +13,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 /// Cap of the backed-off RTO.
 pub(super) const MAX_RTO_US: f64 = 1e6;
+const _: () = assert!(MAX_RTO_US <= crate::limits::MAX_RTO_US, "limits.rs bounds timers by its MAX_RTO_US");
 
 /// A sent packet's state until it is ACKed.
 #[derive(Clone, Copy, PartialEq, Eq)]

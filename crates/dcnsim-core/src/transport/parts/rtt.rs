@@ -8,8 +8,9 @@
 
 use crate::engine::time::Time;
 
-/// Largest back-off shift [`RttEstimator::backed_off_rto_ps`] applies (2^16 x RTO).
-pub const MAX_BACKOFF_SHIFT: u32 = 16;
+/// Largest back-off shift [`RttEstimator::backed_off_rto_ps`] applies (2^16 x RTO): the limit
+/// `limits.rs` proves a fully backed-off timeout against.
+pub const MAX_BACKOFF_SHIFT: u32 = crate::limits::MAX_RTO_BACKOFF_SHIFT;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RttEstimator {

@@ -40,7 +40,7 @@ impl RateConfig {
         let cap = s.f64_opt(
             "in_flight_cap_bdp",
             "BDP",
-            "[dcqcn, timely, dctcp_rate, hpcc] no new data while this many BDPs of packets are in flight (IRN's \
+            "no new data while this many BDPs of packets are in flight (IRN's \
              BDP-FC: 1); default 1 with irn, none with go_back_n",
         )?;
         let cap = cap.or(default_cap);
@@ -50,17 +50,14 @@ impl RateConfig {
         let bdp = s.u64_opt(
             "bdp_bytes",
             "bytes",
-            "[dcqcn, timely, dctcp_rate, hpcc] the BDP of in_flight_cap_bdp and of the windows (dctcp_rate, \
+            "the BDP of in_flight_cap_bdp and of the windows (dctcp_rate, \
              hpcc: W); unset = host 0's link rate x base RTT to the last host (the HPCC reference's max BDP)",
         )?;
         if let Some(b) = bdp {
             s.ensure(b >= 1, "bdp_bytes", "must be at least 1")?;
         }
-        let (data_priority, control_priority) = keys::read_classes(
-            s,
-            "[dcqcn, timely, dctcp_rate, hpcc] priority class of data",
-            "[dcqcn, timely, dctcp_rate, hpcc] priority class of ACKs and NACKs",
-        )?;
+        let (data_priority, control_priority) =
+            keys::read_classes(s, "priority class of data", "priority class of ACKs and NACKs")?;
         keys::refuse_source_routing(s, env, name)?;
         let fast_start = FastStart::read(s, env)?;
         Ok(RateConfig {
@@ -88,7 +85,7 @@ fn read_recovery(s: &mut Section) -> SpecResult<(Recovery, f64, u64)> {
             "recovery",
             &["go_back_n", "irn", "selective_repeat"],
             "go_back_n",
-            "[dcqcn, timely, dctcp_rate, hpcc] loss recovery: go_back_n (RoCEv2 as the HPCC reference NIC: NACK, \
+            "loss recovery: go_back_n (RoCEv2 as the HPCC reference NIC: NACK, \
              resend from the NACKed packet) or irn (IRN, Mittal et al. SIGCOMM'18: SACK per out-of-order packet, \
              resend only the holes, at most 1 BDP in flight, RTO_low/RTO_high); selective_repeat = irn",
         )?
@@ -101,40 +98,27 @@ fn read_recovery(s: &mut Section) -> SpecResult<(Recovery, f64, u64)> {
         "nack_interval_us",
         500.0,
         "us",
-        "[dcqcn, timely, dctcp_rate, hpcc] go_back_n: at most one NACK per gap per interval (HPCC's ns-3 runs: 500)",
+        "go_back_n: at most one NACK per gap per interval (HPCC's ns-3 runs: 500)",
     )?;
     s.ensure((0.0..=crate::limits::MAX_RTO_US).contains(&nack_interval), "nack_interval_us", "must be in [0, 1e7] us")?;
-    let ack_every = s.u64_or(
-        "ack_every_packets",
-        1,
-        "packets",
-        "[dcqcn, timely, dctcp_rate, hpcc] ACK every this many in-order packets (and the last)",
-    )?;
+    let ack_every =
+        s.u64_or("ack_every_packets", 1, "packets", "ACK every this many in-order packets (and the last)")?;
     s.ensure((1..=1_000_000).contains(&ack_every), "ack_every_packets", "must be in [1, 1000000]")?;
     Ok((recovery, nack_interval, ack_every))
 }
 
 /// Timeout keys: (timeout in us, short timeout in us, packets outstanding below which it applies).
 fn read_timeouts(s: &mut Section) -> SpecResult<(f64, f64, u64)> {
-    let timeout = s.f64_or(
-        "timeout_us",
-        320.0,
-        "us",
-        "[dcqcn, timely, dctcp_rate, hpcc] retransmission timeout (IRN's RTO_high: 320)",
-    )?;
+    let timeout = s.f64_or("timeout_us", 320.0, "us", "retransmission timeout (IRN's RTO_high: 320)")?;
     s.ensure(timeout > 0.0 && timeout <= crate::limits::MAX_RTO_US, "timeout_us", "must be in (0, 1e7] us")?;
-    let short = s.f64_or(
-        "short_timeout_us",
-        100.0,
-        "us",
-        "[dcqcn, timely, dctcp_rate, hpcc] timeout while few packets are outstanding (IRN's RTO_low: 100)",
-    )?;
+    let short =
+        s.f64_or("short_timeout_us", 100.0, "us", "timeout while few packets are outstanding (IRN's RTO_low: 100)")?;
     s.ensure(short > 0.0 && short <= timeout, "short_timeout_us", "must be in (0, timeout_us]")?;
     let short_packets = s.u64_or(
         "short_timeout_packets",
         3,
         "packets",
-        "[dcqcn, timely, dctcp_rate, hpcc] short_timeout_us applies while at most this many packets are \
+        "short_timeout_us applies while at most this many packets are \
          outstanding (IRN's N: 3)",
     )?;
     Ok((timeout, short, short_packets))

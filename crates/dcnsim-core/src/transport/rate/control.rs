@@ -65,4 +65,7 @@ pub trait RateControl {
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("rate_gbps", self.rate().gbps()));
     }
+    /// The controller's own invariants (panics if broken); the sender calls it at the end of every
+    /// handler in debug builds, after its own checks.
+    fn check_invariants(&self) {}
 }

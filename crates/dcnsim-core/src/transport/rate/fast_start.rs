@@ -60,7 +60,7 @@ impl FastStart {
             "fast_start",
             &["line_rate", "slow_start", "pbfs"],
             "line_rate",
-            "[dcqcn, timely, dctcp_rate, hpcc] how a flow starts: line_rate (the controller's own start), slow_start \
+            "how a flow starts: line_rate (the controller's own start), slow_start \
              (from slow_start_initial_rate_gbps, doubling per RTT until the first congestion signal), pbfs (PB-FS, \
              Aaronson and Cohen, IFIP Networking 2024: line rate, corrected by the switches' CC-postcards; needs \
              [switch] postcards = true)",
@@ -87,7 +87,7 @@ impl FastStart {
             "slow_start_initial_rate_gbps",
             1.0,
             "Gb/s",
-            "[dcqcn, timely, dctcp_rate, hpcc] slow_start: the starting rate (the paper's \"minimum rate\"; our \
+            "slow_start: the starting rate (the paper's \"minimum rate\"; our \
              controllers' min_rate_gbps default)",
         )?;
         s.ensure(initial > 0.0 && initial <= 1e4, "slow_start_initial_rate_gbps", "must be in (0, 10000] Gb/s")?;
@@ -109,20 +109,20 @@ impl FastStart {
             "pbfs_marking_distance_packets",
             6,
             "packets",
-            "[dcqcn, timely, dctcp_rate, hpcc] pbfs: Delta, every Delta-th packet of the first RTT is PBT-triggering, \
+            "pbfs: Delta, every Delta-th packet of the first RTT is PBT-triggering, \
              from the Delta-th (paper: 6; match [switch] postcard_recent_packets)",
         )?;
         s.ensure((1..=10_000).contains(&delta), "pbfs_marking_distance_packets", "must be in [1, 10000]")?;
         let tau = s.f64_opt(
             "pbfs_min_duration_us",
             "us",
-            "[dcqcn, timely, dctcp_rate, hpcc] pbfs: tau, a flow uses PB-FS if it needs at least this long at line \
+            "pbfs: tau, a flow uses PB-FS if it needs at least this long at line \
              rate; unset = DC_RTT / 2 (the paper's runs)",
         )?;
         let dc_rtt = s.f64_opt(
             "pbfs_dc_rtt_us",
             "us",
-            "[dcqcn, timely, dctcp_rate, hpcc] pbfs: DC_RTT of Algorithm 1 (BDP = T x DC_RTT); unset = the base RTT \
+            "pbfs: DC_RTT of Algorithm 1 (BDP = T x DC_RTT); unset = the base RTT \
              from host 0 to the last host (as the switches' default)",
         )?;
         for (key, v) in [("pbfs_min_duration_us", tau), ("pbfs_dc_rtt_us", dc_rtt)] {
@@ -134,14 +134,14 @@ impl FastStart {
             "pbfs_target_utilization",
             0.95,
             "fraction",
-            "[dcqcn, timely, dctcp_rate, hpcc] pbfs: mu, the target utilization of Algorithm 1 (paper: 0.95)",
+            "pbfs: mu, the target utilization of Algorithm 1 (paper: 0.95)",
         )?;
         s.ensure(mu > 0.0 && mu <= 1.0, "pbfs_target_utilization", "must be in (0, 1]")?;
         let min_bdp = s.f64_or(
             "pbfs_min_available_bdp",
             0.2,
             "BDP",
-            "[dcqcn, timely, dctcp_rate, hpcc] pbfs: I_min, the least available bytes a postcard can leave PB-FS \
+            "pbfs: I_min, the least available bytes a postcard can leave PB-FS \
              flows, in BDPs of the sender (paper: 20% of the maximum BDP)",
         )?;
         s.ensure(min_bdp > 0.0 && min_bdp <= 100.0, "pbfs_min_available_bdp", "must be in (0, 100]")?;

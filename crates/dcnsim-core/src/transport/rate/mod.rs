@@ -457,6 +457,19 @@ impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
         );
         assert!(q.rto_deadline.is_none() || q.rto_pending, "flow {}: RTO without a timer", q.id);
         assert!(self.hosts[q.src as usize].qps.contains(&slot), "flow {}: not in its host's round robin", q.id);
+        q.cc.check_invariants();
+    }
+
+    /// After a handler that served host `h`'s NIC: every QP of its round robin.
+    fn check_host(&self, h: HostId) {
+        if cfg!(debug_assertions) {
+            let qps = &self.hosts[h as usize].qps;
+            for (i, &slot) in qps.iter().enumerate() {
+                assert!(!qps[..i].contains(&slot), "host {h}: QP slot {slot} twice in the round robin");
+                assert_eq!(self.conns[slot].src, h, "host {h}: another host's QP in its round robin");
+                self.check(slot);
+            }
+        }
     }
 }
 
@@ -567,7 +580,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
             if self.on_postcard(ctx, host, pkt) {
                 self.pump(ctx, host);
             }
-            return;
+            return self.check_host(host);
         }
         let Some(slot) = self.conns.slot(pkt.flow) else {
             return; // a straggler of a finished QP
@@ -596,6 +609,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
                     h.timer_at = None;
                 }
                 self.pump(ctx, id);
+                self.check_host(id);
             }
             TIMER_RTO | TIMER_CC => {
                 let Some(slot) = self.conns.slot(id) else { return };
@@ -622,6 +636,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
     fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {
         if (host as usize) < self.hosts.len() {
             self.pump(ctx, host);
+            self.check_host(host);
         }
     }
 

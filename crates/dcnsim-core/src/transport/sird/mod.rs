@@ -118,6 +118,7 @@ const MD_SPACING_WINDOWS: f64 = 1.5;
 const MAX_RESEND_RUNS: usize = 16;
 /// Sender probes and receiver resend requests back off up to timeout x 2^this.
 const MAX_BACKOFF: u32 = 6;
+const _: () = assert!(MAX_BACKOFF <= crate::limits::MAX_RTO_BACKOFF_SHIFT, "limits.rs bounds timers by this shift");
 
 pub struct Sird {
     cfg: SirdConfig,

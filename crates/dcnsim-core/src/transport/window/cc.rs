@@ -85,6 +85,9 @@ pub trait CongestionControl {
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("cwnd_bytes", self.window_bytes()));
     }
+    /// The controller's own invariants (panics if broken); the sender calls it at the end of every
+    /// handler in debug builds, after its own checks.
+    fn check_invariants(&self) {}
 }
 
 /// The window keys shared by window-based controllers.

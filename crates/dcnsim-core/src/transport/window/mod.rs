@@ -72,43 +72,26 @@ fn read_shared(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecRes
     s.renamed("init_cwnd_packets", "initial_window_packets")?;
     s.renamed("max_cwnd_packets", "max_window_packets")?;
     s.renamed("ack_priority", "control_priority")?;
-    let iw = s.u64_or(
-        "initial_window_packets",
-        10,
-        "packets",
-        "[dctcp, newreno, swift] initial congestion window (SIRD's evaluation: ~1 BDP)",
-    )?;
+    let iw =
+        s.u64_or("initial_window_packets", 10, "packets", "initial congestion window (SIRD's evaluation: ~1 BDP)")?;
     s.ensure((1..=1_000_000).contains(&iw), "initial_window_packets", "must be in [1, 1000000]")?;
     let slow_start = s.bool_or(
         "slow_start",
         true,
-        "[dctcp, newreno] grow exponentially up to ssthresh; false = fixed initial window, additive increase only (an error for swift)",
+        "grow exponentially up to ssthresh; false = fixed initial window, additive increase only (an error for swift)",
     )?;
-    let max_window = s.u64_opt(
-        "max_window_packets",
-        "packets",
-        "[dctcp, newreno, swift] cap on the congestion window; unset = none",
-    )?;
+    let max_window = s.u64_opt("max_window_packets", "packets", "cap on the congestion window; unset = none")?;
     if let Some(m) = max_window {
         s.ensure(m >= 1, "max_window_packets", "must be at least 1")?;
     }
-    let min_rto = s.f64_or("min_rto_us", 200.0, "us", "[dctcp, newreno, swift] floor of the retransmission timeout")?;
+    let min_rto = s.f64_or("min_rto_us", 200.0, "us", "floor of the retransmission timeout")?;
     s.ensure(min_rto > 0.0 && min_rto <= crate::limits::MAX_RTO_US, "min_rto_us", "must be in (0, 1e7] us")?;
-    let init_rto = s.f64_or(
-        "initial_rto_us",
-        1000.0,
-        "us",
-        "[dctcp, newreno, swift] retransmission timeout before the first RTT sample",
-    )?;
+    let init_rto = s.f64_or("initial_rto_us", 1000.0, "us", "retransmission timeout before the first RTT sample")?;
     s.ensure(init_rto > 0.0 && init_rto <= crate::limits::MAX_RTO_US, "initial_rto_us", "must be in (0, 1e7] us")?;
-    let dupack =
-        s.u64_or("dupack_threshold", 3, "ACKs", "[dctcp, newreno, swift] duplicate ACKs that trigger fast retransmit")?;
+    let dupack = s.u64_or("dupack_threshold", 3, "ACKs", "duplicate ACKs that trigger fast retransmit")?;
     s.ensure((1..=100).contains(&dupack), "dupack_threshold", "must be in [1, 100]")?;
-    let (data_priority, control_priority) = keys::read_classes(
-        s,
-        "[dctcp, newreno, swift] priority class of data packets (0 = highest)",
-        "[dctcp, newreno, swift] priority class of ACKs (0 = highest)",
-    )?;
+    let (data_priority, control_priority) =
+        keys::read_classes(s, "priority class of data packets (0 = highest)", "priority class of ACKs (0 = highest)")?;
     keys::refuse_source_routing(s, env, name)?;
     let window = WindowSetup {
         mss_bytes: env.framing.mss() as u64,
@@ -191,7 +174,7 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
         let (window, sender) = read_shared(s, name, env, P::ECN)?;
         P::check_env(s, name, env)?;
         let pool = s.u64_or("connection_pool", 0, "connections",
-            "[dctcp, newreno, swift] messages between a host pair reuse this many persistent connections, starting with the window the connection's last message left (the SIRD paper's DCTCP and Swift: 40); 0 = a new connection per message")?;
+            "messages between a host pair reuse this many persistent connections, starting with the window the connection's last message left (the SIRD paper's DCTCP and Swift: 40); 0 = a new connection per message")?;
         s.ensure(pool <= 1_000_000, "connection_pool", format!("must be in [0, 1000000], got {pool}"))?;
         Ok(WindowConfig { params, window, sender, connection_pool: pool as u32 })
     }

@@ -350,5 +350,6 @@ impl<C: CongestionControl> Conn<C> {
         assert_eq!(self.rto_deadline.is_some(), una < nxt, "flow {}: RTO armed iff data is outstanding", self.id);
         assert!(self.rto_deadline.is_none() || self.rto_timer_pending, "flow {}: RTO without a timer", self.id);
         assert!(self.received.next_expected() <= self.size);
+        self.cc.check_invariants();
     }
 }

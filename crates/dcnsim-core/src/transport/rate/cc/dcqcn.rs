@@ -249,6 +249,14 @@ impl RateControl for Dcqcn {
         out.push(("target_rate_gbps", self.target_bps as f64 / 1e9));
         out.push(("alpha", self.alpha));
     }
+    /// alpha is an EWMA of 0s and 1s; the rate never passes the target (a cut lowers the rate
+    /// under it, an increase moves the rate halfway to it, a start layer's rate raises it), and the
+    /// target never passes line rate.
+    fn check_invariants(&self) {
+        assert!((0.0..=1.0).contains(&self.alpha), "alpha {} outside [0, 1]", self.alpha);
+        let (rate, target, line) = (self.rate.bps(), self.target_bps, self.law.line_bps);
+        assert!(rate <= target && target <= line, "rate {rate} <= target {target} <= line {line} b/s broken");
+    }
 }
 
 #[cfg(test)]

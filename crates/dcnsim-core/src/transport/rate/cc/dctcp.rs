@@ -125,6 +125,12 @@ impl RateControl for DctcpRate {
             out.push(("window_bytes", w as f64));
         }
     }
+    /// alpha is an EWMA of marked fractions; every update clamps the rate to [min, line].
+    fn check_invariants(&self) {
+        assert!((0.0..=1.0).contains(&self.alpha), "alpha {} outside [0, 1]", self.alpha);
+        let (rate, l) = (self.rate.bps(), &self.law);
+        assert!(rate <= l.line_bps && rate >= l.min_bps.min(l.line_bps), "rate {rate} b/s outside [min, line]");
+    }
 }
 
 #[cfg(test)]

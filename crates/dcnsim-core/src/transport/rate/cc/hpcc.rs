@@ -183,6 +183,16 @@ impl RateControl for Hpcc {
             out.push(("window_bytes", w as f64));
         }
     }
+    /// Rate and reference rate are clamped to [min, line]; the stage counts up to maxStage; U is
+    /// an EWMA of non-negative utilizations.
+    fn check_invariants(&self) {
+        let l = &self.law;
+        for bps in [self.rate.bps(), self.reference_bps] {
+            assert!((l.min_bps..=l.line_bps).contains(&bps), "rate {bps} b/s outside [min, line]");
+        }
+        assert!(self.stage <= l.max_stage, "stage {} over maxStage {}", self.stage, l.max_stage);
+        assert!(self.u.is_finite() && self.u >= 0.0, "U {}", self.u);
+    }
 }
 
 #[cfg(test)]

@@ -85,7 +85,7 @@ pub fn min_rate(s: &mut Section) -> SpecResult<u64> {
         "min_rate_gbps",
         1.0,
         "Gb/s",
-        "[dcqcn, timely, hpcc, dctcp_rate] floor of the sending rate (the HPCC reference's run.py: MIN_RATE \
+        "floor of the sending rate (the HPCC reference's run.py: MIN_RATE \
          1000 Mb/s; its config.txt and code default: 100 Mb/s)",
     )?;
     s.ensure(g > 0.0 && g <= 1e4, "min_rate_gbps", format!("must be in (0, 10000] Gb/s, got {g}"))?;

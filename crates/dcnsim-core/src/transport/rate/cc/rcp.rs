@@ -56,6 +56,10 @@ impl RateControl for Rcp {
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("rate_gbps", self.rate.bps() as f64 / 1e9));
     }
+    /// The echoed rate is capped at line rate.
+    fn check_invariants(&self) {
+        assert!(self.rate.bps() <= self.line_bps, "rate {} over line rate {}", self.rate.bps(), self.line_bps);
+    }
 }
 
 #[cfg(test)]

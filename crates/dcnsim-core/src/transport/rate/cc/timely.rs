@@ -149,6 +149,12 @@ impl RateControl for Timely {
         out.push(("rtt_diff_us", self.rtt_diff / 1e6));
         out.push(("increase_stage", self.stage as f64));
     }
+    /// Every update clamps the rate to [min, line].
+    fn check_invariants(&self) {
+        let (rate, l) = (self.rate.bps(), &self.law);
+        assert!(rate <= l.line_bps && rate >= l.min_bps.min(l.line_bps), "rate {rate} b/s outside [min, line]");
+        assert!(self.rtt_diff.is_finite(), "rtt_diff {}", self.rtt_diff);
+    }
 }
 
 #[cfg(test)]

@@ -91,6 +91,12 @@ impl CongestionControl for DctcpControl {
         out.push(("ssthresh_bytes", self.w.ssthresh()));
         out.push(("alpha", self.alpha));
     }
+    /// alpha is an EWMA of marked fractions, so it stays in [0, 1]; marked bytes are acked bytes.
+    fn check_invariants(&self) {
+        self.w.check_invariants();
+        assert!((0.0..=1.0).contains(&self.alpha), "alpha {} outside [0, 1]", self.alpha);
+        assert!(self.marked_in_window <= self.acked_in_window, "more bytes marked than acknowledged");
+    }
 }
 
 #[cfg(test)]

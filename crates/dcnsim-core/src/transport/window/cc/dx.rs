@@ -129,6 +129,12 @@ impl CongestionControl for DxControl {
         out.push(("queuing_delay_us", self.last_queuing_ps / 1e6));
         out.push(("base_rtt_us", self.base_rtt.map_or(0.0, |b| b as f64 / 1e6)));
     }
+    /// The round's sums hold one sample per ACK, each RTT at least the base RTT.
+    fn check_invariants(&self) {
+        self.w.check_invariants();
+        assert!(self.queuing_sum_ps >= 0.0 && self.rtt_sum_ps >= self.queuing_sum_ps, "queuing delay over the RTT");
+        assert!(self.samples > 0 || self.rtt_sum_ps == 0.0, "RTT sum without samples");
+    }
 }
 
 #[cfg(test)]

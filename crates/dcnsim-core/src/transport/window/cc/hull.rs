@@ -53,6 +53,10 @@ impl CongestionControl for HullControl {
         let bps = self.dctcp.window_bytes() * 8.0 * 1e12 / srtt;
         Some(Rate::from_bps((bps as u64).max(1)))
     }
+    fn check_invariants(&self) {
+        self.dctcp.check_invariants();
+        assert!(self.srtt_ps.is_none_or(|s| s.is_finite() && s >= 0.0), "srtt {:?}", self.srtt_ps);
+    }
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         self.dctcp.state(out);
         if let Some(r) = self.pacing_rate() {

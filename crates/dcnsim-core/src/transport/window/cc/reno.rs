@@ -112,6 +112,15 @@ impl RenoWindow {
         }
     }
 
+    /// The window is a finite number of bytes, at least one MSS, and so is ssthresh (or infinite
+    /// before the first cut); every cut and deflation floors at one MSS.
+    pub fn check_invariants(&self) {
+        let mss = self.mss as f64;
+        assert!(self.cwnd.is_finite() && self.cwnd >= mss, "cwnd {} under one MSS ({mss})", self.cwnd);
+        assert!(self.ssthresh >= mss, "ssthresh {} under one MSS ({mss})", self.ssthresh);
+        assert!(self.max >= mss, "window cap {} under one MSS", self.max);
+    }
+
     fn half_flight(&self, loss: &LossInfo) -> f64 {
         (loss.flight_bytes() as f64 / 2.0).max(2.0 * self.mss as f64)
     }
@@ -148,6 +157,9 @@ impl CongestionControl for Reno {
     }
     fn window_bytes(&self) -> f64 {
         self.w.cwnd()
+    }
+    fn check_invariants(&self) {
+        self.w.check_invariants();
     }
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("cwnd_bytes", self.w.cwnd()));

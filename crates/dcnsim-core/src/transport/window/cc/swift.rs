@@ -26,11 +26,11 @@ pub struct SwiftParams {
     /// Largest flow-scaling addition to the target, ps (0 = no flow scaling).
     pub fs_range_ps: f64,
     /// Window (packets) at which the flow-scaling term reaches `fs_range`.
-    pub fs_min_cwnd_packets: f64,
+    pub fs_min_window_packets: f64,
     /// Window (packets) at and above which the flow-scaling term is 0.
-    pub fs_max_cwnd_packets: f64,
+    pub fs_max_window_packets: f64,
     /// Floor of the window, packets.
-    pub min_cwnd_packets: f64,
+    pub min_window_packets: f64,
     /// Consecutive timeouts after which the window drops to `min_cwnd`.
     pub retx_reset_threshold: u32,
 }
@@ -57,11 +57,11 @@ pub struct SwiftControl {
 
 impl SwiftControl {
     pub fn new(p: &SwiftParams, w: &WindowSetup, hops: u32) -> SwiftControl {
-        let (lo, hi) = (p.fs_min_cwnd_packets, p.fs_max_cwnd_packets);
+        let (lo, hi) = (p.fs_min_window_packets, p.fs_max_window_packets);
         debug_assert!(0.0 < lo && lo < hi);
         let fs_alpha = p.fs_range_ps / (1.0 / lo.sqrt() - 1.0 / hi.sqrt());
         let max_cwnd = w.max_window_packets.map_or(f64::INFINITY, |m| m as f64);
-        let cwnd = (w.initial_window_packets as f64).clamp(p.min_cwnd_packets, max_cwnd);
+        let cwnd = (w.initial_window_packets as f64).clamp(p.min_window_packets, max_cwnd);
         let path_target_ps = p.base_target_ps + hops as f64 * p.per_hop_ps;
         SwiftControl {
             p: *p,
@@ -100,11 +100,11 @@ impl SwiftControl {
 
     /// Clamps the window and records the time of a decrease.
     fn settle(&mut self, now: Time, before: f64) {
-        self.cwnd = self.cwnd.clamp(self.p.min_cwnd_packets, self.max_cwnd);
+        self.cwnd = self.cwnd.clamp(self.p.min_window_packets, self.max_cwnd);
         if self.cwnd < before {
             self.last_decrease = Some(now);
         }
-        debug_assert!(self.cwnd.is_finite() && self.cwnd >= self.p.min_cwnd_packets);
+        debug_assert!(self.cwnd.is_finite() && self.cwnd >= self.p.min_window_packets);
     }
 
     fn loss_cut(&mut self, now: Time) {
@@ -147,7 +147,7 @@ impl CongestionControl for SwiftControl {
         let before = self.cwnd;
         self.retransmits += 1;
         if self.retransmits >= self.p.retx_reset_threshold {
-            self.cwnd = self.p.min_cwnd_packets;
+            self.cwnd = self.p.min_window_packets;
         } else {
             self.loss_cut(loss.now);
         }
@@ -171,6 +171,15 @@ impl CongestionControl for SwiftControl {
         out.push(("target_delay_us", self.last_target_ps / 1e6));
         out.push(("delay_us", self.last_delay_ps / 1e6));
     }
+    /// Every update ends clamped to [min, max] (`settle`); a reset sets the floor itself.
+    fn check_invariants(&self) {
+        let (min, max) = (self.p.min_window_packets, self.max_cwnd);
+        assert!(
+            self.cwnd.is_finite() && (min..=max).contains(&self.cwnd),
+            "cwnd {} outside [{min}, {max}] packets",
+            self.cwnd
+        );
+    }
 }
 
 #[cfg(test)]
@@ -190,9 +199,9 @@ mod tests {
             base_target_ps: 15e6,
             per_hop_ps: 1e6,
             fs_range_ps: 75e6,
-            fs_min_cwnd_packets: 0.1,
-            fs_max_cwnd_packets: 100.0,
-            min_cwnd_packets: 0.001,
+            fs_min_window_packets: 0.1,
+            fs_max_window_packets: 100.0,
+            min_window_packets: 0.001,
             retx_reset_threshold: 5,
         }
     }
