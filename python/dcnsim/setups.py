@@ -29,6 +29,7 @@ SIRD_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 80, "control_bytes": 84}
 # ExpressPass's evaluation framing (the authors' large-scale-fattree.tcl): 1538 B frames on the wire
 # with a 78 B header (1460 B payload), 84 B minimum frames; credits are 76-92 B (the transport's keys).
 XPASS_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 78, "control_bytes": 84}
+XPASS_PAPER_TRANSPORT = {"protocol": "expresspass", "alpha": 0.0625, "w_init": 0.0625, "early_credit_stop": False}
 # The Homa simulator has no loss recovery and these runs have infinite buffers: nothing is ever lost,
 # so Homa's RESEND timeout is set far above any queueing delay (a shorter one resends packets that are
 # only waiting in a low-priority queue).
@@ -197,18 +198,29 @@ _SETUPS = [
                          "phantom_mark_threshold_bytes": 1000},
           }),
     Setup("expresspass-paper", "ExpressPass as its paper evaluates it (SIGCOMM'17 section 6.3, the authors' ns-2 "
-          "script): alpha = w_init = 1/16, credit queues of 8 credits, 250-packet data queues, symmetric ECMP, "
-          "1538 B frames (host NICs: 1,000 packets)", {
-              "transport": {"protocol": "expresspass", "alpha": 0.0625, "w_init": 0.0625},
-              "queue": {"limit_packets": 250, "nic": {"limit_packets": 1000}},
+          "script): alpha = w_init = 1/16, credit queues of 8 credits, data queues of 250 x 1538 B (host NICs: "
+          "1,000 x 1538 B; the script's XPassDropTail limits bytes, so small control packets take little room), "
+          "no early credit stop (the code gained it in 2018, after the paper), symmetric ECMP, 1538 B frames", {
+              "transport": dict(XPASS_PAPER_TRANSPORT),
+              "queue": {"limit_bytes": 250 * 1538, "nic": {"limit_bytes": 1000 * 1538}},
+              "routing": {"load_balancing": "ecmp"},
+              "net": dict(XPASS_PAPER_NET),
+          }),
+    Setup("expresspass-shuffle-paper", "expresspass-paper with ns-2's default retransmission timeout, 100 ms (the "
+          "MapReduce shuffle's script is not public; the fat-tree script's 100 us makes each of a host's 2,496 "
+          "waiting flows re-send its credit request every 100 us: 15 Gb/s of requests)", {
+              "transport": {**XPASS_PAPER_TRANSPORT, "timeout_us": 100_000.0},
+              "queue": {"limit_bytes": 250 * 1538, "nic": {"limit_bytes": 1000 * 1538}},
               "routing": {"load_balancing": "ecmp"},
               "net": dict(XPASS_PAPER_NET),
           }),
     Setup("dctcp-xpass-paper", "DCTCP as the ExpressPass authors' ns-2 scripts set it at 10 Gb/s: ECN marking at "
-          "K = 65 packets, g = 1/16, window cap 180 packets, minimum RTO 200 ms (ns-2's default: the scripts set "
-          "`mintro_ 0.004`, a misspelt key, so the 4 ms they meant never applied), 250-packet queues, per-flow "
-          "ECMP, 1538 B frames", {
-              "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "min_rto_us": 200_000.0},
+          "K = 65 packets, g = 1/16, window cap 180 packets, initial window 2 packets (ns-2's default; the scripts "
+          "leave it), minimum RTO 200 ms (ns-2's default: the scripts set `mintro_ 0.004`, a misspelt key, so the "
+          "4 ms they meant never applied), 250-packet queues, per-flow ECMP, 1538 B frames; not modelled: the SYN "
+          "round trip of ns-2's FullTcp", {
+              "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "initial_window_packets": 2,
+                            "min_rto_us": 200_000.0},
               "queue": {"limit_packets": 250, "ecn": "step", "ecn_k_packets": 65, "nic": {"limit_packets": 1000}},
               "routing": {"load_balancing": "ecmp"},
               "net": dict(XPASS_PAPER_NET),

@@ -15,7 +15,7 @@ def test_ten_senders_share_the_receiver(tmp_path, capsys):
     main(["repro", "xpass-convergence", "--quick", "--out", str(out)])
     assert "Jain index" in capsys.readouterr().out
     df = results(out)
-    key = df[df["transport.feedback"] == "code"].iloc[0]["key"]
+    key = xpass_convergence.run_key(df, "code", xpass_convergence.SENDERS)
     rates = _rates(Store.open(out).run_dir(key), window_us=1000.0, sample_us=xpass_convergence.SAMPLE_US)
     assert rates.shape[1] == xpass_convergence.SENDERS
     # Data rate net of headers (1460 / 1538) and the credits' ~5 % of the link: at least 8 Gb/s in all.
@@ -27,3 +27,6 @@ def test_ten_senders_share_the_receiver(tmp_path, capsys):
 def test_senders_are_off_the_receivers_rack():
     src = xpass_convergence.senders(6, 48)
     assert len(set(src)) == 10 and min(src) >= 6 and max(src) < 48
+    for n in xpass_convergence.FEWER:
+        few = xpass_convergence.senders(6, 48, n)
+        assert len(set(few)) == n and min(few) >= 6 and max(few) < 48

@@ -1,6 +1,6 @@
 """The ExpressPass reproductions run: `xpass-fabric` (quick) passes its checks (bounded ExpressPass
 queues, DCTCP's far larger, credit waste as Fig. 20), and `xpass-fig17` (quick) finishes every flow
-with ExpressPass's FCTs in a narrow band and its median close to DCTCP's. The compared protocols
+with ExpressPass's FCTs in a narrow band and its median close to DCTCP's (its quick checks). The compared protocols
 include RCP, DX and HULL exactly when this build registers them."""
 
 import dcnsim
@@ -14,8 +14,10 @@ def test_xpass_fabric_passes_its_checks(tmp_path, capsys):
 
 
 def test_xpass_fig17_median_and_band(tmp_path, capsys):
-    main(["repro", "xpass-fig17", "--quick", "--check", "--out", str(tmp_path / "r")])
+    # The tail checks (DCTCP's 200 ms timeouts) are made on the paper-sized shuffle only.
+    assert main(["repro", "xpass-fig17", "--quick", "--check", "--out", str(tmp_path / "r")]) == 0
     text = capsys.readouterr().out
+    assert "2 of 2 checks within the paper's tolerance" in text
     for check in ("median FCT, ExpressPass / DCTCP", "ExpressPass max / median FCT"):
         line = next(ln for ln in text.splitlines() if ln.startswith(check))
         assert line.rstrip().endswith("ok"), line

@@ -11,7 +11,13 @@ RTT unit: the ExpressPass paper's 52 us maximum RTT of that fabric. Fair share: 
 rate over the last half of the run, over 10 (what the bottleneck delivers, net of credits and
 headers). Rates are measured from the packets each sender sent over 200 us windows (~4 RTTs: a flow
 at its 1 Gb/s share sends one 1538 B frame every 12 us, so a shorter window quantises by more than
-the 10 % band); the convergence time is thus resolved to about 4 RTTs."""
+the 10 % band); the convergence time is thus resolved to about 4 RTTs.
+
+The check fails here and is left failing: our model matches the authors' code point by point, and
+at this fan-in the code's law does not settle (a flow sends 4-5 credits per update period, so one
+lost credit is over the target; the flows cut and grow together; a full drop-tail credit queue
+favours the faster paced flow). With 2 and 4 senders (reported) the flows share far better
+(Jain 0.997 and 0.95 against 0.69). See docs/protocols/expresspass.md."""
 
 from __future__ import annotations
 
@@ -28,35 +34,47 @@ SAMPLE_US = 2.0
 BAND = 0.10
 # The authors' code's feedback control (checked) and the paper's Algorithm 1 (reported).
 FEEDBACKS = ["code", "paper"]
+# Fewer senders, the code's control, reported: more credits per flow per RTT.
+FEWER = [2, 4]
+AXIS = "transport,workload"
 
 
-def senders(hosts_per_tor: int, hosts: int) -> list:
-    """10 senders spread over the other racks (the receiver is host 0)."""
+def senders(hosts_per_tor: int, hosts: int, n: int = SENDERS) -> list:
+    """n senders spread over the other racks (the receiver is host 0)."""
     pool = [h for h in range(hosts) if h >= hosts_per_tor]
-    step = len(pool) // SENDERS
-    return pool[::step][:SENDERS]
+    step = len(pool) // n
+    return pool[::step][:n]
 
 
 def build(quick: bool) -> SweepSpec:
     topo = fabric(quick)
     hosts = topo["pods"] * topo["tors_per_pod"] * topo["hosts_per_tor"]
-    src = senders(topo["hosts_per_tor"], hosts)
-    flows = [[s, 0, 10**12, 0.0] for s in src]
     t = protocol_tables("expresspass")
+    transport = t.pop("transport")
+
+    def wl(n):
+        return [{"kind": "flow_list", "flows": [[s, 0, 10**12, 0.0] for s in senders(topo["hosts_per_tor"], hosts, n)]}]
+
+    runs = [[{**transport, "feedback": fb}, wl(SENDERS)] for fb in FEEDBACKS]
+    runs += [[{**transport, "feedback": "code"}, wl(n)] for n in FEWER]
     base = {"seed": 1, "duration_us": 5_000.0 if quick else 20_000.0, "topology": topo, **t,
-            "workload": [{"kind": "flow_list", "flows": flows}],
             "trace": {"flows": list(range(SENDERS)), "state_interval_us": SAMPLE_US}}
-    return SweepSpec(base=base, axes={"transport.feedback": FEEDBACKS}, name="xpass-convergence")
+    return SweepSpec(base=base, axes={AXIS: runs}, name="xpass-convergence")
 
 
-def _run_rates(df, out, feedback="code"):
+def run_key(df, feedback="code", n=SENDERS) -> str:
+    """The store key of the finished run with this feedback and n senders."""
+    d = done(df)
+    keep = [v[0]["feedback"] == feedback and len(v[1][0]["flows"]) == n for v in d[AXIS]]
+    if not any(keep):
+        raise LookupError(f"no finished run with feedback {feedback} and {n} senders")
+    return d[keep].iloc[0]["key"]
+
+
+def _run_rates(df, out, feedback="code", window_us=WINDOW_US, n=SENDERS):
     from ..sweep.store import Store
 
-    d = done(df)
-    d = d[d["transport.feedback"] == feedback]
-    if d.empty:
-        raise LookupError(f"no finished run with feedback {feedback}")
-    return _rates(Store.open(out).run_dir(d.iloc[0]["key"]), window_us=WINDOW_US, sample_us=SAMPLE_US)
+    return _rates(Store.open(out).run_dir(run_key(df, feedback, n)), window_us=window_us, sample_us=SAMPLE_US)
 
 
 def fair_share(rates) -> float:
@@ -65,10 +83,10 @@ def fair_share(rates) -> float:
     return float(late.sum(axis=1).mean()) / rates.shape[1]
 
 
-def convergence(df, out, feedback="code"):
+def convergence(df, out, feedback="code", n=SENDERS):
     """(RTTs from the start until every flow stays within the band, converged?, fair share Gb/s).
     Not converged: the run's length, a lower bound."""
-    rates = _run_rates(df, out, feedback)
+    rates = _run_rates(df, out, feedback, n=n)
     fair = fair_share(rates)
     inside = ((rates - fair).abs() <= BAND * fair).all(axis=1)
     end_us = rates.index[-1] / 1e6
@@ -85,6 +103,18 @@ def jain(rates) -> float:
     return float((late.sum(axis=1) ** 2 / (rates.shape[1] * (late**2).sum(axis=1))).mean())
 
 
+def credit_loss(df, out, feedback="code", n=SENDERS) -> float:
+    """Fraction of the credits offered to NIC credit queues that they dropped (the receiver's own NIC
+    is the only credit bottleneck here)."""
+    import json
+
+    from ..sweep.store import Store
+
+    run = Store.open(out).run_dir(run_key(df, feedback, n))
+    cs = json.loads((run / "summary.json").read_text())["credit_shaping"]
+    return cs["nic_credits_dropped"] / max(1, cs["nic_credits_dropped"] + cs["nic_credits_sent"])
+
+
 CHECKS = [
     # Dart VI-D: "it takes 20 RTTs for 10 senders and one receiver in the fat tree topology".
     # Accepted 10-40 RTTs: iterative (not the credit queues' few RTTs), not unbounded.
@@ -95,15 +125,18 @@ CHECKS = [
 
 def report(df, out: str) -> str:
     rows = []
-    for fb in FEEDBACKS:
-        r, ok, fair = convergence(df, out, fb)
-        rates = _run_rates(df, out, fb)
+    for fb, n in [(fb, SENDERS) for fb in FEEDBACKS] + [("code", n) for n in FEWER]:
+        r, ok, fair = convergence(df, out, fb, n)
+        rates = _run_rates(df, out, fb, n=n)
         last = rates[rates.index >= 0.9 * rates.index.max()].mean()
-        rows.append((fb, f"{r:.1f}" if ok else f"> {r:.0f} (not within 10% by the end)", f"{r * RTT_US:.0f}",
-                     f"{fair:.2f}", f"{last.min():.2f} - {last.max():.2f}", f"{jain(rates):.3f}"))
-    return (f"{SENDERS} ExpressPass senders to one receiver: time until every flow stays within 10% of the fair "
-            f"share (RTT {RTT_US:.0f} us, rates over {WINDOW_US:.0f} us windows)\n"
-            + table(rows, ["feedback", "RTTs", "us", "fair share (Gb/s)", "rates at the end (Gb/s)", "Jain index"]))
+        slow = _run_rates(df, out, fb, window_us=1000.0, n=n)
+        rows.append((n, fb, f"{r:.1f}" if ok else f"> {r:.0f} (not within 10% by the end)", f"{r * RTT_US:.0f}",
+                     f"{fair:.2f}", f"{last.min():.2f} - {last.max():.2f}", f"{jain(rates):.3f}",
+                     f"{jain(slow):.3f}", f"{credit_loss(df, out, fb, n):.0%}"))
+    return ("ExpressPass senders to one receiver: time until every flow stays within 10% of the fair share "
+            f"(RTT {RTT_US:.0f} us, rates over {WINDOW_US:.0f} us windows); {SENDERS} senders checked, fewer reported\n"
+            + table(rows, ["senders", "feedback", "RTTs", "us", "fair share (Gb/s)", "rates at the end (Gb/s)",
+                           "Jain index", "Jain, 1 ms windows", "NIC credit loss"]))
 
 
 REPRO = Repro("xpass-convergence", "ExpressPass: 10 senders to one receiver converge iteratively (about 20 RTTs)",

@@ -6,21 +6,27 @@ but its tail is far longer: ExpressPass is 1.51x better at the 99th percentile (
 
 Flows between the same two hosts are independent connections (one per task pair), as in the paper.
 DCTCP runs as the authors' ns-2 scripts set it (setup dctcp-xpass-paper): its minimum RTO is ns-2's
-200 ms default, since the scripts' `mintro_ 0.004` misspells the key; the paper's stragglers are
-flows that lost packets and backed off from that RTO.
+200 ms default, since the scripts' `mintro_ 0.004` misspells the key, and its initial window ns-2's
+2 packets; the paper's stragglers are flows that lost packets and backed off from that RTO.
+ExpressPass runs as expresspass-paper (no early credit stop: the paper predates it) with ns-2's
+default retransmission timeout, 100 ms (setup expresspass-shuffle-paper): the shuffle's script is
+not public, and with the fat-tree script's 100 us every flow still waiting for its first credit
+re-sends its request every 100 us, 2,496 of them per host: 15 Gb/s of requests, which overflow the
+NIC queues, drop data and cost a third of the shuffle's goodput.
 
 The quick variant shrinks the shuffle (2 tasks per host, 250 KB per task pair): the same
 all-to-all incast at 1/64 of the bytes per host, so the FCTs are 1/64 of the paper's while a
 timeout still costs 200 ms: DCTCP's tail ratios come out far above the paper's there (16x at p99
-and at the maximum), the median and ExpressPass's narrow band match. (Scaling the RTO down by 64
-instead removes DCTCP's tail altogether: the tail is a timeout effect, not a scale-free one.)"""
+and at the maximum), so the two tail checks are made on the full variant only; the median and
+ExpressPass's narrow band are checked on both. (Scaling the RTO down by 64 instead removes DCTCP's
+tail altogether: the tail is a timeout effect, not a scale-free one.)"""
 
 from ..sweep.spec import SweepSpec
 from .base import Check, Repro
 from .common import done, table
 
 HOSTS = 40
-SETUPS = {"expresspass": "expresspass-paper", "dctcp": "dctcp-xpass-paper"}
+SETUPS = {"expresspass": "expresspass-shuffle-paper", "dctcp": "dctcp-xpass-paper"}
 # Fig. 17's marks (seconds): median, 99th percentile, maximum.
 PAPER = {"expresspass": (2.23, 2.34, 2.37), "dctcp": (2.05, 3.54, 15.78)}
 
@@ -59,9 +65,10 @@ def _stat(df, out, protocol, q):
 CHECKS = [
     Check("median FCT, ExpressPass / DCTCP (2.23 / 2.05 s)", 2.23 / 2.05, 0.15, quick_tolerance=0.25,
           measure=lambda df, out: _stat(df, out, "expresspass", 0.5) / _stat(df, out, "dctcp", 0.5)),
-    Check("p99 FCT, DCTCP / ExpressPass (3.54 / 2.34 s)", 3.54 / 2.34, 0.4, quick_tolerance=0.6,
+    # DCTCP's tail is made of 200 ms timeouts: only the paper-sized shuffle weighs them as the paper does.
+    Check("p99 FCT, DCTCP / ExpressPass (3.54 / 2.34 s)", 3.54 / 2.34, 0.4, full_only=True,
           measure=lambda df, out: _stat(df, out, "dctcp", 0.99) / _stat(df, out, "expresspass", 0.99)),
-    Check("max FCT, DCTCP / ExpressPass (15.78 / 2.37 s)", 15.78 / 2.37, 0.7, relative=True,
+    Check("max FCT, DCTCP / ExpressPass (15.78 / 2.37 s)", 15.78 / 2.37, 0.7, relative=True, full_only=True,
           measure=lambda df, out: _stat(df, out, "dctcp", 1.0) / _stat(df, out, "expresspass", 1.0)),
     Check("ExpressPass max / median FCT (2.37 / 2.23 s: a narrow band)", 2.37 / 2.23, 0.1, quick_tolerance=0.2,
           measure=lambda df, out: _stat(df, out, "expresspass", 1.0) / _stat(df, out, "expresspass", 0.5)),

@@ -3,12 +3,15 @@
 
 use super::config::XpassConfig;
 use super::feedback::RateControl;
-use super::{Xpass, TIMER_CREDIT, TIMER_REQUEST, TIMER_RX};
+use super::{Xpass, TIMER_CREDIT, TIMER_REQUEST, TIMER_RX, TIMER_STOP_CHECK};
 use crate::engine::rng::mix64;
 use crate::engine::time::Time;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
 use crate::transport::parts::MessageLayout;
 use crate::transport::Ctx;
+
+/// The code's `default_credit_stop_timeout_` (2 ms): the wait after a credit stop without an RTT.
+const STOP_CHECK_DEFAULT: Time = 2_000_000_000;
 
 pub struct Conn {
     pub id: FlowId,
@@ -20,12 +23,18 @@ pub struct Conn {
     pub next_seq: u64,
     pub sent_max: u64,
     pub got_credit: bool,
+    /// When the last CREDIT_REQUEST went, and the round trip until its first credit (the code's
+    /// sender-side `rtt_`, which times the re-request after a credit stop).
+    pub requested_at: Time,
+    pub first_credit_rtt: Time,
     pub stop_sent_at: Option<Time>,
     /// The receiver's RTT estimate as last heard in a credit.
     pub rtt_hint: Time,
     pub ecs_window_start: Time,
     pub ecs_credits: u64,
     pub request_due: Option<Time>,
+    /// After an early credit stop: when to check that the credits sufficed.
+    pub stop_check_due: Option<Time>,
     // Receiver.
     pub rc: Option<RateControl>,
     pub crediting: bool,
@@ -74,11 +83,14 @@ impl Xpass {
             next_seq: 0,
             sent_max: 0,
             got_credit: false,
+            requested_at: now,
+            first_credit_rtt: 0,
             stop_sent_at: None,
             rtt_hint: 0,
             ecs_window_start: now,
             ecs_credits: 0,
-            request_due: Some(now + self.cfg.timeout),
+            request_due: None,
+            stop_check_due: None,
             rc: None,
             crediting: false,
             stop_received: false,
@@ -94,9 +106,7 @@ impl Xpass {
             rx_due: None,
         };
         let slot = self.conns.insert(id, conn);
-        self.control(ctx, slot, PacketKind::CreditRequest, false, 0, layout.packets());
-        self.counters.requests += 1;
-        ctx.set_timer(now + self.cfg.timeout, TIMER_REQUEST, id);
+        self.request(ctx, slot);
     }
 
     pub(super) fn packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
@@ -135,11 +145,15 @@ impl Xpass {
             TIMER_REQUEST if c.request_due == Some(now) => {
                 c.request_due = None;
                 if !c.got_credit {
-                    let packets = c.layout.packets();
-                    self.control(ctx, slot, PacketKind::CreditRequest, false, 0, packets);
-                    self.counters.requests += 1;
-                    self.conns[slot].request_due = Some(now + self.cfg.timeout);
-                    ctx.set_timer(now + self.cfg.timeout, TIMER_REQUEST, id);
+                    self.request(ctx, slot);
+                }
+            }
+            TIMER_STOP_CHECK if c.stop_check_due == Some(now) => {
+                c.stop_check_due = None;
+                // Credits stopped with data left (the credits the early stop counted on were
+                // lost): ask again, as the code's sender does.
+                if c.stop_sent_at.is_some() && c.next_seq < c.layout.packets() {
+                    self.request(ctx, slot);
                 }
             }
             TIMER_RX if c.rx_due == Some(now) => {
@@ -150,18 +164,35 @@ impl Xpass {
         }
     }
 
+    /// Sends CREDIT_REQUEST and retries it every `timeout` until a credit comes.
+    fn request(&mut self, ctx: &mut Ctx, slot: u32) {
+        let now = ctx.now();
+        let c = &mut self.conns[slot];
+        let packets = c.layout.packets();
+        (c.got_credit, c.stop_sent_at, c.requested_at) = (false, None, now);
+        c.request_due = Some(now + self.cfg.timeout);
+        ctx.set_timer(now + self.cfg.timeout, TIMER_REQUEST, c.id);
+        self.control(ctx, slot, PacketKind::CreditRequest, false, 0, packets);
+        self.counters.requests += 1;
+    }
+
     // Receiver.
 
+    /// A request starts credits at alpha x max and w_init; one for a flow whose credits were
+    /// stopped with data missing restarts them the same way (the code's `init()`); a retried
+    /// request while credits flow is ignored.
     fn on_request(&mut self, ctx: &mut Ctx, slot: u32) {
         let now = ctx.now();
         let c = &mut self.conns[slot];
-        if c.rc.is_some() {
-            return; // a retried request: credits are already on their way
+        if c.crediting || c.done {
+            return;
         }
         c.rc = Some(RateControl::new(&self.cfg, self.max_rate[c.dst as usize], now));
-        c.crediting = true;
+        (c.crediting, c.stop_received) = (true, false);
         c.last_progress = now;
-        self.send_credit(ctx, slot);
+        if c.credit_due.is_none() {
+            self.send_credit(ctx, slot);
+        }
     }
 
     fn send_credit(&mut self, ctx: &mut Ctx, slot: u32) {
@@ -278,7 +309,9 @@ impl Xpass {
         let now = ctx.now();
         self.counters.credits_received += 1;
         let c = &mut self.conns[slot];
-        (c.got_credit, c.request_due) = (true, None);
+        if !c.got_credit {
+            (c.got_credit, c.request_due, c.first_credit_rtt) = (true, None, now - c.requested_at);
+        }
         if credit.ack > 0 {
             c.rtt_hint = credit.ack;
         }
@@ -328,8 +361,17 @@ impl Xpass {
         ctx.send(p);
     }
 
+    /// CREDIT_STOP; after an early one, a check 2 first-credit RTTs later (the code's 2 ms
+    /// without one) that re-requests credits if data is still left.
     fn send_stop(&mut self, ctx: &mut Ctx, slot: u32, early: bool) {
-        self.conns[slot].stop_sent_at = Some(ctx.now());
+        let now = ctx.now();
+        let c = &mut self.conns[slot];
+        c.stop_sent_at = Some(now);
+        if early {
+            let at = now + if c.first_credit_rtt > 0 { 2 * c.first_credit_rtt } else { STOP_CHECK_DEFAULT };
+            c.stop_check_due = Some(at);
+            ctx.set_timer(at, TIMER_STOP_CHECK, c.id);
+        }
         self.control(ctx, slot, PacketKind::Ack, false, 0, 0);
         self.counters.stops += 1;
         self.counters.early_stops += u64::from(early);

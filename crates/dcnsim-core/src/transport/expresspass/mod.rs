@@ -23,9 +23,11 @@
 //!   this transport's `Needs`; routing is symmetric ECMP (`LoadBalancing::Symmetric`) when the run
 //!   uses ECMP, so credits and data of a flow cross the same links in opposite directions;
 //! - loss recovery: the receiver accepts data in order; a gap makes it NACK the first missing
-//!   packet (at most once per 2 RTTs), and the sender rewinds to it (go-back-N on credits); a
-//!   receiver that has heard no new data for `timeout_us` NACKs again and, if credits had been
-//!   stopped, resumes them (an early credit stop whose last credits were lost).
+//!   packet (at most once per 2 RTTs), and the sender rewinds to it (go-back-N on credits); as in
+//!   the code, a sender whose early credit stop left data unsent asks for credit again 2
+//!   first-credit RTTs later, and the receiver restarts its credits at alpha x max; a receiver
+//!   with a NACK unanswered, or stopped with data missing, for `timeout_us` NACKs again and
+//!   resumes credits (a fallback for a lost last packet, which the code leaves stuck).
 //!
 //! Not modelled: the code's adaptive initial rate for flows under 40 packets (the evaluation
 //! version of the code we read starts every flow at alpha x max); the 2 ms CLOSE_WAIT linger
@@ -54,6 +56,7 @@ use flow::Conn;
 const TIMER_CREDIT: u8 = 0;
 const TIMER_REQUEST: u8 = 1;
 const TIMER_RX: u8 = 2;
+const TIMER_STOP_CHECK: u8 = 3;
 
 #[derive(Clone, Debug, Default)]
 struct Counters {
