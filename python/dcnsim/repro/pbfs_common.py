@@ -19,6 +19,8 @@ Choices where the paper or our model differ (docs/protocols/pbfs.md lists them a
   paper's "flows shorter than 1,000 bytes (50% of all flows)";
 - ECN (DCQCN, rate DCTCP): the HPCC reference's RED at 25 Gb/s host ports (Kmin 100 KB, Kmax 400 KB,
   Pmax 0.2) and at 100 Gb/s fabric ports (400 KB, 1600 KB);
+- lossless runs (Figs. 5 and 6, incasts): go-back-N without timeouts (`LOSSLESS_TIMEOUTS`), as the
+  reference's NIC; the rate sender's default IRN timeouts fire spuriously behind PFC pauses;
 - short flows are those of at most 7000 B (7 packets; 80% of the flows, the paper's "~80%"); the
   size groups are one packet, 2-4 packets and 5-7 packets.
 """
