@@ -18,7 +18,7 @@ def registered() -> list:
 
 
 def build(quick: bool) -> SweepSpec:
-    ts = [pc.transport(cc, start) for cc in registered() for start in ("line_rate", "pbfs")]
+    ts = [pc.transport(cc, start, **pc.LOSSLESS_TIMEOUTS) for cc in registered() for start in ("line_rate", "pbfs")]
     return SweepSpec(base=pc.base(quick, pfc=True), axes={"transport": ts}, name="pbfs-fig5")
 
 

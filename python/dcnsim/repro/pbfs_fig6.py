@@ -12,7 +12,7 @@ from .pbfs_fig5 import registered
 
 
 def build(quick: bool) -> SweepSpec:
-    ts = [pc.transport(cc, "pbfs") for cc in registered()]
+    ts = [pc.transport(cc, "pbfs", **pc.LOSSLESS_TIMEOUTS) for cc in registered()]
     return SweepSpec(base=pc.base(quick, pfc=True), axes={"transport": ts}, name="pbfs-fig6")
 
 

@@ -9,7 +9,9 @@ states, not its measurements:
 - a 100 KB incast's senders all use PB-FS: PB-FS should shorten the PFC pauses ("reduces congestion")
   and keep throughput (a maximum FCT no longer than without it).
 One isolated incast (no background traffic) from 100 random senders to host 0 at 500 us; the quick
-variant runs it on 2 of the 5 pods (128 hosts)."""
+variant runs it on 2 of the 5 pods (128 hosts). Go-back-N without timeouts (`LOSSLESS_TIMEOUTS`): a
+lossless fabric loses nothing, and IRN's 100 / 320 us timeouts fire spuriously behind the incast's
+millisecond queues, each resending the whole window."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ def build(quick: bool) -> SweepSpec:
     base = pc.base(quick, pfc=True)
     base["duration_us"], base["measure"] = 10_000.0, {"warmup_us": 0.0}
     base["workload"] = [{"kind": "incast", "senders": SENDERS, "size_bytes": 3000, "at_us": 500.0, "receiver": 0}]
-    ts = [pc.transport(cc, start) for cc in registered() for start in ("line_rate", "pbfs")]
+    ts = [pc.transport(cc, start, **pc.LOSSLESS_TIMEOUTS) for cc in registered() for start in ("line_rate", "pbfs")]
     return SweepSpec(base=base, axes={"workload[0].size_bytes": list(SIZES.values()), "transport": ts},
                      name="pbfs-incast")
 
