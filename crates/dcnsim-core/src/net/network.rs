@@ -421,6 +421,9 @@ impl Network {
             let s = Deflection::index(node, self.hosts);
             out = d.route(s, packet, out, &self.ports, &self.ports_of[node as usize]);
         }
+        // The egress port is known only now and is cold on large fabrics: asking for all its lines
+        // at once lets enqueueing wait for one miss rather than one per line it reads.
+        self.ports[out as usize].prefetch();
         if self.postcards.is_some() {
             self.postcard_stage(node, out, pkt, now, ev);
         }
