@@ -320,6 +320,15 @@ impl Network {
         }
     }
 
+    /// As `prefetch_port`, and the heads of its class queues (a `PortFree` dequeues one).
+    #[inline(always)]
+    pub fn prefetch_departure(&self, port: PortId) {
+        if let Some(p) = self.ports.get(port as usize) {
+            p.prefetch();
+            p.prefetch_queue_heads();
+        }
+    }
+
     /// As `prefetch_port`, and the packet about to arrive over that port's link.
     #[inline(always)]
     pub fn prefetch_arrival(&self, port: PortId) {

@@ -342,6 +342,20 @@ impl Port {
         }
     }
 
+    /// Hints the CPU to fetch the head entry of each inline class queue (their ring buffers are
+    /// allocations of their own: reading the head to dequeue was a sixth of the time at 3,456
+    /// hosts). Reads the port, so it should be in cache already. No effect on results.
+    #[inline(always)]
+    pub fn prefetch_queue_heads(&self) {
+        #[cfg(target_arch = "x86_64")]
+        for q in &self.classes {
+            if let Some(e) = q.front() {
+                // SAFETY: prefetching is a hint; the address is the entry's.
+                unsafe { std::arch::x86_64::_mm_prefetch(e as *const _ as *const i8, std::arch::x86_64::_MM_HINT_T0) }
+            }
+        }
+    }
+
     #[inline]
     fn pipe_head(&self) -> Option<(Time, PacketId)> {
         (self.pipe_len > 0).then(|| self.pipe[self.pipe_start as usize])
