@@ -320,6 +320,15 @@ impl Network {
         }
     }
 
+    /// As `prefetch_port`, and the heads of its class queues (a `PortFree` dequeues one).
+    #[inline(always)]
+    pub fn prefetch_departure(&self, port: PortId) {
+        if let Some(p) = self.ports.get(port as usize) {
+            p.prefetch();
+            p.prefetch_queue_heads();
+        }
+    }
+
     /// As `prefetch_port`, and the packet about to arrive over that port's link.
     #[inline(always)]
     pub fn prefetch_arrival(&self, port: PortId) {
@@ -421,6 +430,9 @@ impl Network {
             let s = Deflection::index(node, self.hosts);
             out = d.route(s, packet, out, &self.ports, &self.ports_of[node as usize]);
         }
+        // The egress port is known only now and is cold on large fabrics: asking for all its lines
+        // at once lets enqueueing wait for one miss rather than one per line it reads.
+        self.ports[out as usize].prefetch();
         if self.postcards.is_some() {
             self.postcard_stage(node, out, pkt, now, ev);
         }

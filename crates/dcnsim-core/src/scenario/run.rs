@@ -170,7 +170,7 @@ impl Simulation {
         }
         match self.events.peek_hint() {
             Some(Event::LinkArrival(p)) => self.net.prefetch_arrival(p),
-            Some(Event::PortFree(p)) => self.net.prefetch_port(p),
+            Some(Event::PortFree(p)) => self.net.prefetch_departure(p),
             _ => {}
         }
     }
