@@ -74,3 +74,19 @@ def test_expansion_does_not_touch_the_callers_spec():
     dcnsim.resolve(spec)
     assert spec == before
     assert SweepSpec(base=spec, axes={"seed": [1]}).runs()[0][1]["setup"] == "sird-paper"
+
+
+@pytest.mark.parametrize("name", ["dcqcn-hpcc-paper", "timely-hpcc-paper"])
+def test_lossless_rdma_setups_never_time_out_behind_pfc(name):
+    # The reference NIC has no retransmission timer. In hpcc-paper's quick incast cell (PFC, megabytes
+    # of queue), IRN's 100/320 us timeouts fire with nothing lost and resend whole windows.
+    from dcnsim.repro import hpcc_paper
+
+    spec = {"seed": 1, "duration_us": 1500.0, "setup": name, "topology": hpcc_paper.fabric(True),
+            "workload": hpcc_paper.workload("fb_hadoop", 0.3, True, True)}
+    s = dcnsim.run(spec).summary
+    assert s["queues"]["drops"] == 0 and s["packets"]["dropped"] == 0
+    assert s["transport"]["timeouts"] == 0 and s["transport"]["retransmitted_packets"] == 0, s["transport"]
+    spec["transport"] = {"timeout_us": 320.0, "short_timeout_us": 100.0}
+    irn = dcnsim.run(spec).summary
+    assert irn["queues"]["drops"] == 0 and irn["transport"]["timeouts"] > 0, irn["transport"]
