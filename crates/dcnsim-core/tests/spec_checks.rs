@@ -389,3 +389,27 @@ fn newer_protocols_name_the_switch_features_and_classes_they_need() {
     );
     assert_warns(&with("protocol = \"dcpim\"", ""), "transport.use_priorities", "class 2");
 }
+
+/// Go-back-N RDMA with IRN's default timeouts on a PFC fabric warns (they fire behind pauses with
+/// nothing lost); set timeouts, selective repeat or a lossy fabric do not.
+#[test]
+fn default_rdma_timeouts_on_a_lossless_fabric_warn() {
+    let rdma = |transport: &str, switch: &str| {
+        format!(
+            "seed = 1\nduration_us = 100.0\n[topology]\nkind = \"single_switch\"\nhosts = 4\nhost_rate_gbps = 100.0\n\
+             [switch]\n{switch}\n[transport]\nprotocol = \"dcqcn\"\n{transport}\n[[workload]]\nkind = \"incast\"\n\
+             senders = 3\nsize_bytes = 10000\nat_us = 0.0\nreceiver = 0\n"
+        )
+    };
+    let lossless = "buffer_bytes = 1000000\npfc = true";
+    assert_warns(&rdma("", lossless), "transport.timeout_us", "no timer");
+    for (transport, switch) in [
+        ("timeout_us = 10000.0\nshort_timeout_us = 10000.0", lossless),
+        ("short_timeout_us = 50.0", lossless),
+        ("recovery = \"irn\"", lossless),
+        ("", "buffer_bytes = 1000000"),
+    ] {
+        let out = run(&spec(&rdma(transport, switch)), &RunOptions::default()).unwrap();
+        assert!(warnings(&out).iter().all(|w| !w.contains("no timer")), "{transport} / {switch}: {:?}", warnings(&out));
+    }
+}

@@ -400,6 +400,7 @@ fn check_needs(table: &str, needs: &Needs, queues: &QueueConfigs, topology: &Top
             return Err(SpecError { field: field.into(), message: hint.into() });
         }
     }
+    warnings.extend(needs.warnings.iter().map(|(key, message)| format!("`{table}.{key}`: {message}")));
     let hosts = topology.kind.host_count();
     for &(key, h) in &needs.hosts {
         if h >= hosts {

@@ -91,6 +91,8 @@ pub struct SpecEnv<'a> {
     pub phantom: bool,
     /// Switches send PB-FS CC-postcards (`[switch] postcards`).
     pub postcards: bool,
+    /// Switches run PFC on at least one class (`[switch] pfc`): a lossless fabric.
+    pub pfc: bool,
 }
 
 /// A transport protocol. One type may serve several registered names (e.g. `dctcp` and

@@ -25,4 +25,6 @@ pub struct Needs {
     pub hosts: Vec<(&'static str, u64)>,
     /// Every port shapes credits (ExpressPass; `net::pipeline::credit_shaper`).
     pub credit_shaping: Option<crate::net::pipeline::credit_shaper::CreditShaping>,
+    /// Settings that probably are not meant: (key, message), printed and listed in the summary.
+    pub warnings: Vec<(&'static str, &'static str)>,
 }

@@ -66,7 +66,8 @@ impl SwitchConfig {
         queues: &'a QueueConfigs,
     ) -> crate::transport::SpecEnv<'a> {
         let (int, rcp, phantom, postcards) = (self.int, self.rcp.is_some(), self.phantom.is_some(), self.pbfs());
-        crate::transport::SpecEnv { load_balancing, framing, queues, int, rcp, phantom, postcards }
+        let pfc = self.lossless != 0;
+        crate::transport::SpecEnv { load_balancing, framing, queues, int, rcp, phantom, postcards, pfc }
     }
 
     /// Switches send PB-FS CC-postcards.

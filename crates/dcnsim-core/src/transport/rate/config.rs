@@ -29,12 +29,16 @@ pub struct RateConfig {
     pub lb: LoadBalancing,
     /// How a QP starts (line rate, slow start, PB-FS).
     pub fast_start: FastStart,
+    /// Go-back-N with IRN's default timeouts on a PFC fabric: they can fire behind pauses with
+    /// nothing lost (a warning; the HPCC reference's NIC has no timer).
+    pub default_timeouts_on_pfc: bool,
 }
 
 impl RateConfig {
     /// Reads the keys every rate protocol shares; `name` prefixes their descriptions' scope.
     pub fn read(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecResult<RateConfig> {
         let (recovery, nack_interval, ack_every) = read_recovery(s)?;
+        let timeouts_set = s.has("timeout_us") || s.has("short_timeout_us");
         let (timeout, short, short_packets) = read_timeouts(s)?;
         let default_cap = if recovery == Recovery::SelectiveRepeat { Some(1.0) } else { None };
         let cap = s.f64_opt(
@@ -74,6 +78,7 @@ impl RateConfig {
             ecn_capable: ecn,
             lb: env.load_balancing,
             fast_start,
+            default_timeouts_on_pfc: env.pfc && recovery == Recovery::GoBackN && !timeouts_set,
         })
     }
 }

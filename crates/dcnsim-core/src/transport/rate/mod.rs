@@ -478,6 +478,11 @@ impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
     }
 }
 
+/// Why IRN's default timeouts are suspect on a lossless fabric.
+const PFC_TIMEOUT_WARNING: &str = "IRN's default timeouts (320 us, 100 us with few packets out) on a lossless (PFC) \
+    fabric: behind pauses and deep queues they fire with nothing lost and resend whole windows; the HPCC reference's \
+    RoCE NIC has no timer (set timeout_us and short_timeout_us above the longest queueing delay, e.g. 1e7)";
+
 impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
     const NAMES: &'static [(&'static str, &'static str)] = P::NAMES;
     const WANTS_NIC_IDLE: bool = true;
@@ -513,7 +518,11 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
         let mut classes =
             vec![class("data_priority", data, "data"), class("control_priority", control, "ACKs and NACKs")];
         classes.extend(P::extra_classes(&cfg.params));
-        Needs { classes, ..Needs::default() }
+        let mut warnings = Vec::new();
+        if cfg.sender.default_timeouts_on_pfc {
+            warnings.push(("timeout_us", PFC_TIMEOUT_WARNING));
+        }
+        Needs { classes, warnings, ..Needs::default() }
     }
 
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self {

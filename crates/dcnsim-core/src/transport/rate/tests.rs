@@ -59,6 +59,7 @@ fn config(recovery: Recovery) -> RateConfig {
         ecn_capable: false,
         lb: LoadBalancing::Ecmp,
         fast_start: fast_start::FastStart::LineRate,
+        default_timeouts_on_pfc: false,
     }
 }
 
@@ -234,6 +235,7 @@ fn read(keys: serde_json::Value, lb: LoadBalancing) -> SpecResult<RateConfig> {
         rcp: false,
         phantom: false,
         postcards: false,
+        pfc: false,
     };
     let map = keys.as_object().unwrap().clone();
     let mut s = Section::new("transport", &map);
