@@ -357,10 +357,10 @@ fn newer_protocols_name_the_switch_features_and_classes_they_need() {
             "postcards = true",
         ),
         (
-            "PB-FS on a window CC",
+            "PB-FS on a window CC without postcards",
             with("protocol = \"dctcp\"\nfast_start = \"pbfs\"", ""),
             "transport.fast_start",
-            "unknown key",
+            "set [switch] postcards = true",
         ),
         (
             "ExpressPass data in a class the queues lack",
