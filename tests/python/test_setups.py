@@ -62,7 +62,7 @@ def test_a_setup_axis_compares_protocols(tmp_path):
 def test_the_reproductions_use_the_setups():
     axes = repro.get("ndp-fig14").build(True).axes
     assert axes == {"setup": ["ndp-paper", "dctcp-ndp-paper"]}
-    assert repro.get("sird-table5").build(True).axes["setup"] == [sird_common.SETUPS[p] for p in sird_common.SETUPS]
+    assert {s["setup"] for _, s in repro.get("sird-table5").build(True).runs()} == set(sird_common.SETUPS.values())
     specs = [dcnsim.resolve(s) for _, s in repro.get("ndp-fig16").build(True).runs()]
     assert {s["transport"]["protocol"] for s in specs} == {"ndp", "dctcp", "phost"}
 

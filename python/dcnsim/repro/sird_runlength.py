@@ -1,0 +1,126 @@
+"""How long the SIRD Table 5 runs must be: the Table 5 figures (max goodput, max ToR queuing, p99
+slowdown at 50% load, the stability verdict) of a few informative cells as a function of run length,
+the warm-up scaled with it (sird_common.WARMUP_FRACTION). A figure has converged at a length when it
+and every longer run's are within CONVERGED of the longest run's.
+
+The runs are the same specs sird-table5 builds at those lengths, so with one `--out` for both
+(`dcnsim repro sird-runlength --out out/repro/sird` then `dcnsim repro sird-table5 --out
+out/repro/sird`) the table reuses every run this entry made at its length."""
+
+from __future__ import annotations
+
+import math
+
+from ..sweep.spec import SweepSpec
+from . import sird_common as sc
+from .base import Repro
+from .common import table
+
+# The heavy-tailed WKc (mean 2.5 MB) at the balanced configuration, and the small-message WKa under
+# incast (DCTCP's "unstable" cell in the paper), each at 50% (the p99 column) and 90% (near max goodput).
+CELLS = [("WKc", "balanced", 0.5), ("WKc", "balanced", 0.9), ("WKa", "incast", 0.5), ("WKa", "incast", 0.9)]
+# WKa keeps ~0.5 M messages per simulated ms in its flow table: 24 ms is ~13 M flows.
+LENGTHS_MS = {"WKa": [3.0, 6.0, 12.0, 24.0], "WKc": [5.0, 10.0, 20.0, 40.0, 80.0]}
+QUICK_CELLS = [("WKa", "incast", 0.5), ("WKa", "incast", 0.9)]
+QUICK_LENGTHS_MS = {"WKa": [0.25, 0.5, 1.0]}
+# SIRD and DCTCP first (the local executor runs in order, so a partial sweep holds them).
+FIRST = ("sird", "dctcp")
+CONVERGED = 0.05
+METRICS = [("goodput_per_host_gbps", "goodput per host (Gb/s)"), ("max_tor_mb", "max ToR queuing (MB)"),
+           ("slowdown_p99", "p99 slowdown"), ("delivery", "delivered / arrived")]
+
+
+def runs(quick: bool) -> list:
+    """(protocol, cell spec) in the order to run them: SIRD and DCTCP at every length, shortest
+    first, then the other protocols."""
+    cells = QUICK_CELLS if quick else CELLS
+    lengths = QUICK_LENGTHS_MS if quick else LENGTHS_MS
+    have = sc.protocols()
+    groups = [[p for p in FIRST if p in have]] + ([] if quick else [[p for p in have if p not in FIRST]])
+    out = []
+    for group in groups:
+        for i in range(max(len(v) for v in lengths.values())):
+            for wk, cfg, load in cells:
+                if i < len(lengths[wk]):
+                    out += [(p, sc.cell_spec(wk, cfg, load, quick, length_ms=lengths[wk][i])) for p in group]
+    return out
+
+
+def build(quick: bool) -> SweepSpec:
+    base = {**sc.cell_spec("WKa", "balanced", 0.5, quick), **sc.sird_setup()}
+    return SweepSpec(base=base, axes=sc.ordered_axes(runs(quick)), name="sird-runlength")
+
+
+def converged_at(lengths, values, tol: float = CONVERGED) -> float:
+    """The shortest length from which on every value is within `tol` of the longest run's (NaN
+    when the longest is missing or not a number)."""
+    pairs = sorted(zip(lengths, values))
+    last = pairs[-1][1] if pairs else math.nan
+    if last is None or math.isnan(last):
+        return math.nan
+    at = pairs[-1][0]
+    for length, v in reversed(pairs):
+        if v is None or math.isnan(v) or abs(v - last) > tol * abs(last):
+            break
+        at = length
+    return at
+
+
+def frame(df):
+    """Annotated runs with their run length (ms) and cell; one row per (protocol, cell, length)."""
+    df = sc.annotate(df)
+    df["length_ms"] = sc.axis_value(df, "duration_us").astype(float) / 1000.0
+    df["cell"] = df["workload_name"] + " " + df["config"] + " " + df["load"].map(lambda x: f"{x:.2f}")
+    return df
+
+
+def _figure(df, path):
+    from ..plots import _figure as save
+    from ..plots import _plt
+
+    cells = sorted(df["cell"].unique())
+    fig, axes = _plt().subplots(len(METRICS), len(cells), figsize=(3.2 * len(cells), 2.4 * len(METRICS)),
+                                squeeze=False)
+    for c, cell in enumerate(cells):
+        sub = df[df["cell"] == cell]
+        for r, (col, label) in enumerate(METRICS):
+            ax = axes[r][c]
+            for p, s in sub.sort_values("length_ms").groupby("protocol"):
+                line = ax.plot(s["length_ms"], s[col], marker="o", label=p)[0]
+                bad = s[~s["stable"]]
+                ax.scatter(bad["length_ms"], bad[col], marker="x", s=60, color=line.get_color(), zorder=3)
+            ax.set_xscale("log", base=2)
+            if r == 0:
+                ax.set_title(cell, fontsize=9)
+            if c == 0:
+                ax.set_ylabel(label, fontsize=8)
+            if r == len(METRICS) - 1:
+                ax.set_xlabel("run length (ms)", fontsize=8)
+    axes[0][-1].legend(fontsize=7)
+    save(path, fig)
+
+
+def report(df, out: str) -> str:
+    df = frame(df)
+    rows, conv = [], []
+    for (p, cell), s in df.sort_values("length_ms").groupby(["protocol", "cell"]):
+        for _, r in s.iterrows():
+            warm = r["length_ms"] * sc.WARMUP_FRACTION[r["workload_name"]]
+            rows.append((p, cell, f"{r['length_ms']:g}", f"{warm:g}", f"{r['goodput_per_host_gbps']:.1f}",
+                         f"{r['delivery']:.3f}", f"{r['max_tor_mb']:.2f}", f"{r['slowdown_p99']:.2f}",
+                         "stable" if r["stable"] else "UNSTABLE", f"{r['wall_time_s']:.0f}"))
+        at = [converged_at(s["length_ms"].tolist(), s[col].tolist()) for col, _ in METRICS]
+        conv.append((p, cell, f"{s['length_ms'].max():g}") + tuple("-" if math.isnan(x) else f"{x:g}" for x in at))
+    t = table(rows, ["protocol", "cell", "length ms", "warm-up ms", "goodput", "delivered", "max ToR MB", "p99",
+                     "verdict", "wall s"])
+    c = table(conv, ["protocol", "cell", "longest ms"] + [f"{m} conv. ms" for m, _ in METRICS])
+    _figure(df, f"{out}/sird_runlength.png")
+    df.drop(columns=[x for x in df.columns if "," in x]).to_csv(f"{out}/sird_runlength.csv", index=False)
+    return ("SIRD Table 5 figures against run length (warm-up = "
+            + ", ".join(f"{wk} {f:.0%}" for wk, f in sc.WARMUP_FRACTION.items()) + " of the run)\n" + t
+            + f"\n\nConverged from (within {CONVERGED:.0%} of the longest run at that length and every longer one)\n"
+            + c + f"\n\nwrote {out}/sird_runlength.png, sird_runlength.csv")
+
+
+REPRO = Repro("sird-runlength", "SIRD Table 5 figures against run length (convergence)",
+              "SIRD §5.1 methodology", build, report, [])
