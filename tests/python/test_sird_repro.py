@@ -51,7 +51,8 @@ def test_table5_takes_max_goodput_stable_max_queue_and_p99_at_half_load():
         {**_row("dctcp", "WKc/balanced/0.80", 75.0, 80.0, 30_000_000, 50.0), "switch_bytes_at_end": 500_000_000},
     ])
     t5 = sc.table5(sc.annotate(df))
-    assert t5[("sird", "WKc", "balanced")] == {"goodput": 85.0, "queue_mb": 0.7, "p99": 3.0, "unstable": []}
+    assert t5[("sird", "WKc", "balanced")] == {"goodput": 85.0, "queue_mb": 0.7, "p99": 3.0, "unstable": [],
+                                               "loads": [0.5, 0.9]}
     d = t5[("dctcp", "WKc", "balanced")]
     assert (d["goodput"], d["queue_mb"], d["p99"], d["unstable"]) == (75.0, 2.0, 7.0, [0.8, 0.9])
     n = sc.normalized(t5)

@@ -169,7 +169,8 @@ def annotate(df):
 
 def table5(df) -> Dict[tuple, dict]:
     """Per (protocol, workload, config): max goodput per host across loads (Gb/s), max ToR queuing
-    across the stable loads (MB), p99 slowdown at 50% load; `unstable` lists loads that were not."""
+    across the stable loads (MB), p99 slowdown at 50% load; `unstable` lists loads that were not,
+    `loads` the loads that ran (a partial sweep holds fewer)."""
     out = {}
     for (p, wk, cfg), sub in df.groupby(["protocol", "workload_name", "config"]):
         stable = sub[sub["stable"]]
@@ -179,6 +180,7 @@ def table5(df) -> Dict[tuple, dict]:
             "queue_mb": stable["max_tor_mb"].max() if len(stable) else math.nan,
             "p99": at50["slowdown_p99"].iloc[0] if len(at50) and bool(at50["stable"].iloc[0]) else math.nan,
             "unstable": sorted(sub.loc[~sub["stable"], "load"].tolist()),
+            "loads": sorted(sub["load"].tolist()),
         }
     return out
 
