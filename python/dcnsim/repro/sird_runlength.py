@@ -28,8 +28,6 @@ QUICK_LENGTHS_MS = {"WKa": [0.25, 0.5, 1.0]}
 FIRST = ("sird", "dctcp")
 COST_PER_MS = {"WKa": 5.0, "WKb": 2.0, "WKc": 1.0}
 CONVERGED = 0.05
-METRICS = [("goodput_per_host_gbps", "goodput per host (Gb/s)"), ("max_tor_mb", "max ToR queuing (MB)"),
-           ("slowdown_p99", "p99 slowdown"), ("delivery", "delivered / arrived")]
 
 
 def runs(quick: bool) -> list:
@@ -76,27 +74,52 @@ def frame(df):
     return df
 
 
-def _figure(df, path):
+def figures(df):
+    """The Table 5 figures of each (protocol, workload, configuration) at each run length, over the
+    loads that ran at that length: max goodput, max ToR queuing over the stable loads, p99 slowdown
+    at 50% load, the unstable loads, and delivered / arrived at the highest load (the stability test)."""
+    rows = []
+    for length, sub in df.groupby("length_ms"):
+        for (p, wk, cfg), v in sc.table5(sub).items():
+            cell = sub[(sub["protocol"] == p) & (sub["workload_name"] == wk) & (sub["config"] == cfg)]
+            top = cell.sort_values("load").iloc[-1]
+            rows.append({"protocol": p, "cell": f"{wk} {cfg}", "length_ms": length, "goodput": v["goodput"],
+                         "queue_mb": v["queue_mb"], "p99": v["p99"], "unstable": v["unstable"],
+                         "loads": v["loads"], "top_delivery": top["delivery"], "top_stable": bool(top["stable"]),
+                         "wall_s": cell["wall_time_s"].sum()})
+    import pandas as pd
+
+    return pd.DataFrame(rows)
+
+
+FIGURES = [("goodput", "max goodput (Gb/s)"), ("queue_mb", "max ToR queuing,\nstable loads (MB)"),
+           ("p99", "p99 slowdown @50%"), ("top_delivery", "delivered / arrived\n@ highest load")]
+
+
+def _figure(fig_df, path):
     from ..plots import _figure as save
     from ..plots import _plt
 
-    cells = sorted(df["cell"].unique())
-    fig, axes = _plt().subplots(len(METRICS), len(cells), figsize=(3.2 * len(cells), 2.4 * len(METRICS)),
+    cells = sorted(fig_df["cell"].unique())
+    fig, axes = _plt().subplots(len(FIGURES), len(cells), figsize=(3.6 * len(cells), 2.3 * len(FIGURES)),
                                 squeeze=False)
     for c, cell in enumerate(cells):
-        sub = df[df["cell"] == cell]
-        for r, (col, label) in enumerate(METRICS):
+        sub = fig_df[fig_df["cell"] == cell]
+        for r, (col, label) in enumerate(FIGURES):
             ax = axes[r][c]
             for p, s in sub.sort_values("length_ms").groupby("protocol"):
                 line = ax.plot(s["length_ms"], s[col], marker="o", label=p)[0]
-                bad = s[~s["stable"]]
-                ax.scatter(bad["length_ms"], bad[col], marker="x", s=60, color=line.get_color(), zorder=3)
+                if col == "top_delivery":  # x: the highest load failed the stability test
+                    bad = s[~s["top_stable"]]
+                    ax.scatter(bad["length_ms"], bad[col], marker="x", s=60, color=line.get_color(), zorder=3)
+            if col == "top_delivery":
+                ax.axhline(sc.STABLE_DELIVERY, color="grey", lw=0.8, ls="--")
             ax.set_xscale("log", base=2)
             if r == 0:
                 ax.set_title(cell, fontsize=9)
             if c == 0:
                 ax.set_ylabel(label, fontsize=8)
-            if r == len(METRICS) - 1:
+            if r == len(FIGURES) - 1:
                 ax.set_xlabel("run length (ms)", fontsize=8)
     axes[0][-1].legend(fontsize=7)
     save(path, fig)
@@ -111,16 +134,31 @@ def report(df, out: str) -> str:
             rows.append((p, cell, f"{r['length_ms']:g}", f"{warm:g}", f"{r['goodput_per_host_gbps']:.1f}",
                          f"{r['delivery']:.3f}", f"{r['max_tor_mb']:.2f}", f"{r['slowdown_p99']:.2f}",
                          "stable" if r["stable"] else "UNSTABLE", f"{r['wall_time_s']:.0f}"))
-        at = [converged_at(s["length_ms"].tolist(), s[col].tolist()) for col, _ in METRICS]
-        conv.append((p, cell, f"{s['length_ms'].max():g}") + tuple("-" if math.isnan(x) else f"{x:g}" for x in at))
     t = table(rows, ["protocol", "cell", "length ms", "warm-up ms", "goodput", "delivered", "max ToR MB", "p99",
                      "verdict", "wall s"])
-    c = table(conv, ["protocol", "cell", "longest ms"] + [f"{m} conv. ms" for m, _ in METRICS])
-    _figure(df, f"{out}/sird_runlength.png")
+    f = figures(df)
+    frows = [(r["protocol"], r["cell"], f"{r['length_ms']:g}", ",".join(f"{x:.2f}" for x in r["loads"]),
+              sc.fmt(r["goodput"], 1), sc.fmt(r["queue_mb"]), sc.fmt(r["p99"]),
+              ",".join(f"{x:.2f}" for x in r["unstable"]) or "-", f"{r['wall_s']:.0f}")
+             for _, r in f.sort_values(["protocol", "cell", "length_ms"]).iterrows()]
+    ft = table(frows, ["protocol", "cell", "length ms", "loads", "max goodput", "max ToR MB", "p99 @50%",
+                       "unstable loads", "wall s"])
+    for (p, cell), s in f.groupby(["protocol", "cell"]):
+        s = s[s["loads"].map(len) == s["loads"].map(len).max()]  # lengths where every load ran
+        at = [converged_at(s["length_ms"].tolist(), s[col].tolist()) for col in ("goodput", "queue_mb", "p99")]
+        verdicts = [tuple(u) for u in s.sort_values("length_ms")["unstable"]]
+        same = next((ln for ln, i in zip(sorted(s["length_ms"]), range(len(verdicts)))
+                     if all(v == verdicts[-1] for v in verdicts[i:])), math.nan)
+        conv.append((p, cell, f"{s['length_ms'].max():g}") + tuple("-" if math.isnan(x) else f"{x:g}" for x in at)
+                    + (f"{same:g}",))
+    c = table(conv, ["protocol", "cell", "longest ms", "goodput from", "ToR queuing from", "p99 from", "verdict from"])
+    _figure(f, f"{out}/sird_runlength.png")
     df.drop(columns=[x for x in df.columns if "," in x]).to_csv(f"{out}/sird_runlength.csv", index=False)
     return ("SIRD Table 5 figures against run length (warm-up = "
-            + ", ".join(f"{wk} {f:.0%}" for wk, f in sc.WARMUP_FRACTION.items()) + " of the run)\n" + t
-            + f"\n\nConverged from (within {CONVERGED:.0%} of the longest run at that length and every longer one)\n"
+            + ", ".join(f"{wk} {f:.0%}" for wk, f in sc.WARMUP_FRACTION.items()) + " of the run)\n\nEach run\n" + t
+            + "\n\nTable 5's figures per cell over the loads run at each length\n" + ft
+            + f"\n\nConverged from (ms; within {CONVERGED:.0%} of the longest run's value at that length and every "
+            "longer one; verdict: the same unstable loads)\n"
             + c + f"\n\nwrote {out}/sird_runlength.png, sird_runlength.csv")
 
 
