@@ -21,10 +21,11 @@ CORE_LOAD_SCALE = 1.0 / (2 * 0.89)
 INCAST_SHARE = 0.07  # of the total load, as 30-to-1 incasts of 500 KB
 # Simulated time per workload: the run length (ms) and the share of it that is warm-up. The authors
 # run 90-500 ms and measure the last 10%; heavy-tailed workloads need long runs before the backlog
-# of large messages settles. sird-runlength measured it (docs/protocols/sird.md): WKa's figures are
-# within 5% of the longest run's from 6-12 ms; WKc's goodput reaches the offered load at 50% only at
-# 80 ms and its p99 still rises there (80 ms is the longest we ran); WKb (not measured) sits between.
-RUN_LENGTH_MS = {"WKa": 12.0, "WKb": 40.0, "WKc": 80.0}
+# of large messages settles. sird-runlength measured it (docs/protocols/sird.md): WKa's p99 at 50%
+# is within 5% of the longest run's from 3-12 ms, but its goodput at 90% still rises from 12 to 24 ms;
+# WKc's goodput reaches the offered load at 50% only at 80 ms and its p99 still rises there. Both are
+# the longest lengths measured; WKb (not measured) sits between.
+RUN_LENGTH_MS = {"WKa": 24.0, "WKb": 40.0, "WKc": 80.0}
 WARMUP_FRACTION = {"WKa": 0.5, "WKb": 1 / 3, "WKc": 0.3}
 
 
