@@ -210,7 +210,10 @@ def _repro(args) -> int:
     out = args.out or f"out/repro/{entry.name}{'-quick' if args.quick else ''}"
     if args.stored:
         df = stored_sweep(entry.build(args.quick), out)
-        print(f"{(df['status'] == 'done').sum()} of {len(df)} runs stored in {out}; reporting those")
+        done = int((df["status"] == "done").sum())
+        print(f"{done} of {len(df)} runs stored in {out}" + ("; reporting those" if done else ": nothing to report"))
+        if not done:
+            return 0
     else:
         df = run_sweep(entry.build(args.quick), out, executor=args.executor, workers=args.workers,
                        address=args.address, quiet=args.quiet)

@@ -91,10 +91,13 @@ def test_stored_reports_and_checks_only_what_the_store_holds(tmp_path, monkeypat
     entry.checks = [Check("flows finished", 1.0, 1.0, finished)]
     monkeypatch.setattr(repro, "get", lambda name: entry)
     out = str(tmp_path / "o")
-    # Nothing stored: nothing runs, the check is listed as not run and does not fail --stored.
+    # Nothing stored: nothing runs, and there is nothing to report or check.
     assert main(["repro", "tiny", "--stored", "--check", "--out", out]) == 0
-    text = capsys.readouterr().out
-    assert "0 of 1 runs stored" in text and "not run: the one flow's run" in text and "1 not run" in text
+    assert "0 of 1 runs stored" in capsys.readouterr().out
+    # A check whose runs are missing is "not run", apart from the outside ones in the verdict.
+    missing = entry.check(pd.DataFrame([{"status": "missing"}]), out, quick=False)
+    assert missing[0].not_run and not missing[0].ok
+    assert "not run: the one flow's run" in format_checks(missing) and "1 not run" in format_checks(missing)
     assert main(["repro", "tiny", "--check", "--quiet", "--workers", "1", "--out", out]) == 0
     capsys.readouterr()
     assert main(["repro", "tiny", "--stored", "--check", "--out", out]) == 0
