@@ -105,6 +105,8 @@ def _figure(fig_df, path):
                                 squeeze=False)
     for c, cell in enumerate(cells):
         sub = fig_df[fig_df["cell"] == cell]
+        sub = sub[sub["loads"].map(len) == sub["loads"].map(len).max()]  # lengths where every load ran
+        ticks = sorted(sub["length_ms"].unique())
         for r, (col, label) in enumerate(FIGURES):
             ax = axes[r][c]
             for p, s in sub.sort_values("length_ms").groupby("protocol"):
@@ -115,6 +117,9 @@ def _figure(fig_df, path):
             if col == "top_delivery":
                 ax.axhline(sc.STABLE_DELIVERY, color="grey", lw=0.8, ls="--")
             ax.set_xscale("log", base=2)
+            ax.set_xticks(ticks)
+            ax.set_xticklabels([f"{t:g}" for t in ticks])
+            ax.minorticks_off()
             if r == 0:
                 ax.set_title(cell, fontsize=9)
             if c == 0:
@@ -145,6 +150,8 @@ def report(df, out: str) -> str:
                        "unstable loads", "wall s"])
     for (p, cell), s in f.groupby(["protocol", "cell"]):
         s = s[s["loads"].map(len) == s["loads"].map(len).max()]  # lengths where every load ran
+        if len(s) < 2:
+            continue  # one length says nothing about convergence
         at = [converged_at(s["length_ms"].tolist(), s[col].tolist()) for col in ("goodput", "queue_mb", "p99")]
         verdicts = [tuple(u) for u in s.sort_values("length_ms")["unstable"]]
         same = next((ln for ln, i in zip(sorted(s["length_ms"]), range(len(verdicts)))
