@@ -76,3 +76,30 @@ def test_repro_reports_read_only_their_own_sweep(tmp_path):
     df = run_sweep(entry.build(True), out, workers=1, quiet=True)
     assert len(df) == 1 and len(results(out)) == 2
     assert isinstance(df, pd.DataFrame)
+
+
+def test_stored_reports_and_checks_only_what_the_store_holds(tmp_path, monkeypatch, capsys):
+    from dcnsim.repro.base import NotRun
+
+    def finished(df, out):
+        done = df[df["status"] == "done"]
+        if done.empty:
+            raise NotRun("the one flow's run")
+        return done["flows_finished"].iloc[0] + 1
+
+    entry = _tiny_entry(1.0)
+    entry.checks = [Check("flows finished", 1.0, 1.0, finished)]
+    monkeypatch.setattr(repro, "get", lambda name: entry)
+    out = str(tmp_path / "o")
+    # Nothing stored: nothing runs, and there is nothing to report or check.
+    assert main(["repro", "tiny", "--stored", "--check", "--out", out]) == 0
+    assert "0 of 1 runs stored" in capsys.readouterr().out
+    # A check whose runs are missing is "not run", apart from the outside ones in the verdict.
+    missing = entry.check(pd.DataFrame([{"status": "missing"}]), out, quick=False)
+    assert missing[0].not_run and not missing[0].ok
+    assert "not run: the one flow's run" in format_checks(missing) and "1 not run" in format_checks(missing)
+    assert main(["repro", "tiny", "--check", "--quiet", "--workers", "1", "--out", out]) == 0
+    capsys.readouterr()
+    assert main(["repro", "tiny", "--stored", "--check", "--out", out]) == 0
+    text = capsys.readouterr().out
+    assert "1 of 1 runs stored" in text and "1 of 1 checks within the paper's tolerance" in text

@@ -9,7 +9,7 @@ import pkgutil
 import re
 from typing import List
 
-from .base import Check, Outcome, Repro, format_checks
+from .base import Check, NotRun, Outcome, Repro, format_checks
 
 
 def _natural(name: str):
@@ -25,7 +25,7 @@ def _discover() -> List[Repro]:
 REGISTRY: List[Repro] = _discover()
 assert len({r.name for r in REGISTRY}) == len(REGISTRY), "two reproductions share a name"
 
-__all__ = ["REGISTRY", "get", "Repro", "Check", "Outcome", "format_checks"]
+__all__ = ["REGISTRY", "get", "Repro", "Check", "NotRun", "Outcome", "format_checks"]
 
 
 def get(name: str) -> Repro:

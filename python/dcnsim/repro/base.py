@@ -10,6 +10,10 @@ from typing import Callable, List, Optional, Sequence
 Measure = Callable[[object, str], float]
 
 
+class NotRun(LookupError):
+    """A measure's runs are not among the finished ones (a partial sweep, `dcnsim repro --stored`)."""
+
+
 @dataclass(frozen=True)
 class Check:
     """One number of the paper, and how far ours may be from it.
@@ -44,6 +48,10 @@ class Outcome:
     def ok(self) -> bool:
         return self.ours is not None and not math.isnan(self.ours) and self.low <= self.ours <= self.high
 
+    @property
+    def not_run(self) -> bool:
+        return self.note.startswith("not run")
+
 
 @dataclass
 class Repro:
@@ -63,6 +71,8 @@ class Repro:
             low, high = c.bounds(quick)
             try:
                 ours, note = float(c.measure(df, out)), ""
+            except NotRun as e:
+                ours, note = None, f"not run: {e}"
             except Exception as e:  # a run that failed or is missing: report it, never crash the check
                 ours, note = None, f"could not measure: {type(e).__name__}: {e}"
             outcomes.append(Outcome(c, ours, low, high, note))
@@ -81,9 +91,11 @@ def format_checks(outcomes: List[Outcome]) -> str:
     for o in outcomes:
         ours = o.note if o.ours is None else _num(o.ours)
         rows.append((o.check.what, _num(o.check.paper), f"[{_num(o.low)}, {_num(o.high)}]", ours,
-                     "ok" if o.ok else "OUTSIDE"))
+                     "ok" if o.ok else "not run" if o.not_run else "OUTSIDE"))
     w = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip() for r in rows]
-    bad = sum(not o.ok for o in outcomes)
-    verdict = f"{len(outcomes) - bad} of {len(outcomes)} checks within the paper's tolerance"
-    return "\n".join(lines + [verdict + ("" if not bad else f"; {bad} outside")])
+    missing = sum(o.not_run for o in outcomes)
+    bad = sum(not o.ok and not o.not_run for o in outcomes)
+    verdict = f"{len(outcomes) - bad - missing} of {len(outcomes)} checks within the paper's tolerance"
+    return "\n".join(lines + [verdict + ("" if not bad else f"; {bad} outside")
+                               + ("" if not missing else f"; {missing} not run")])

@@ -59,4 +59,5 @@ def report(df, out: str) -> str:
         rows, ["protocol", "utilisation", "paper", "slowest flow Gb/s", "paper"])
 
 
-REPRO = Repro("ndp-fig14", "NDP vs DCTCP/ECMP, DCQCN and pHost permutation throughput", "NDP SIGCOMM'17 Fig. 14", build, report, CHECKS)
+REPRO = Repro("ndp-fig14", "NDP vs DCTCP/ECMP, DCQCN and pHost permutation throughput", "NDP SIGCOMM'17 Fig. 14",
+              build, report, CHECKS)

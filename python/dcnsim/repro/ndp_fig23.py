@@ -72,7 +72,8 @@ def _trimmed_at_tor(out, run) -> float:
 
 
 def _ratio(df, out, conns, q):
-    return float(_run(df, out, "dctcp", conns)["fct"].quantile(q)) / float(_run(df, out, "ndp", conns)["fct"].quantile(q))
+    dctcp = float(_run(df, out, "dctcp", conns)["fct"].quantile(q))
+    return dctcp / float(_run(df, out, "ndp", conns)["fct"].quantile(q))
 
 
 CHECKS = [

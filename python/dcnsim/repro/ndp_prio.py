@@ -55,7 +55,8 @@ def _rows(df, out, headers="10:1"):
             continue
         f = load_flows(out, r["key"]).sort_values("flow_id")
         fct = f["fct_us"]
-        rows.append({"headers": _headers(r), "n": len(f), "preferred": float(fct.iloc[0]), "others_first": float(fct.iloc[1:].min()),
+        rows.append({"headers": _headers(r), "n": len(f), "preferred": float(fct.iloc[0]),
+                     "others_first": float(fct.iloc[1:].min()),
                      "others_last": float(fct.iloc[1:].max()), "ideal": float(f["ideal_fct_us"].iloc[0]),
                      "unfinished": int(fct.isna().sum())})
     return sorted(rows, key=lambda x: (x["headers"], x["n"]))
@@ -73,8 +74,9 @@ def report(df, out: str) -> str:
     rows = [(r["headers"], r["n"], f"{r['ideal']:.0f}", f"{r['preferred']:.0f}", f"{r['others_first']:.0f}",
              f"{r['others_last']:.0f}", r["unfinished"]) for r in _rows(df, out, None)]
     return ("NDP prioritisation in an N x 450 KB incast (paper: the preferred flow ends in ~1 ms at N = 100, "
-            "3.5 ms at N = 432; checked with headers served 10:1)\n" + table(rows, ["headers", "senders", "lone flow us", "preferred us", "others first us",
-                                                  "others last us", "unfinished"]))
+            "3.5 ms at N = 432; checked with headers served 10:1)\n"
+            + table(rows, ["headers", "senders", "lone flow us", "preferred us", "others first us", "others last us",
+                           "unfinished"]))
 
 
 REPRO = Repro("ndp-prio", "NDP receiver prioritisation of one incast sender", "NDP SIGCOMM'17 section 6.1",

@@ -19,9 +19,23 @@ LOADS = [0.25, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95]
 # offer 1 / (2 x 0.89) of the nominal load.
 CORE_LOAD_SCALE = 1.0 / (2 * 0.89)
 INCAST_SHARE = 0.07  # of the total load, as 30-to-1 incasts of 500 KB
-# Simulated time per workload (us): (duration, warm-up). The authors run 90-500 ms and measure the
-# last 10%; heavy-tailed workloads need long runs before the backlog of large messages settles.
-DURATIONS = {"WKa": (6000.0, 3000.0), "WKb": (12000.0, 4000.0), "WKc": (20000.0, 6000.0)}
+# Simulated time per workload: the run length (ms) and the share of it that is warm-up. The authors
+# run 90-500 ms and measure the last 10%; heavy-tailed workloads need long runs before the backlog
+# of large messages settles. sird-runlength measured it (docs/protocols/sird.md): WKa's p99 at 50%
+# is within 5% of the longest run's from 3-12 ms, but its goodput at 90% still rises from 12 to 24 ms;
+# WKc's goodput reaches the offered load at 50% only at 80 ms and its p99 still rises there. Both are
+# the longest lengths measured; WKb (not measured) sits between.
+RUN_LENGTH_MS = {"WKa": 24.0, "WKb": 40.0, "WKc": 80.0}
+WARMUP_FRACTION = {"WKa": 0.5, "WKb": 1 / 3, "WKc": 0.3}
+
+
+def timing(wk: str, length_ms: float) -> tuple:
+    """(duration_us, warmup_us) of a run of `length_ms` of workload `wk`, rounded so that every
+    entry computing the same length builds the same spec (and so shares the stored run)."""
+    return round(length_ms * 1000.0, 3), round(length_ms * 1000.0 * WARMUP_FRACTION[wk], 3)
+
+
+DURATIONS = {wk: timing(wk, ms) for wk, ms in RUN_LENGTH_MS.items()}
 QUICK_DURATIONS = {"WKa": (1500.0, 500.0), "WKb": (4000.0, 1000.0), "WKc": (6000.0, 2000.0)}
 # The paper's "unstable": the protocol cannot deliver the load, or switch queues grow without bound.
 # Our windows are far shorter than the authors' (heavy-tailed backlogs under SRPT-like scheduling
@@ -96,9 +110,10 @@ def workload(wk: str, config: str, load: float) -> List[dict]:
     return comps
 
 
-def cell_spec(wk: str, config: str, load: float, quick: bool, seed: int = 1) -> dict:
-    """Everything but the protocol setup: a run of one (workload, configuration, load)."""
-    dur, warm = (QUICK_DURATIONS if quick else DURATIONS)[wk]
+def cell_spec(wk: str, config: str, load: float, quick: bool, seed: int = 1, length_ms: Optional[float] = None) -> dict:
+    """Everything but the protocol setup: a run of one (workload, configuration, load); `length_ms`
+    replaces the variant's run length (warm-up scaled by WARMUP_FRACTION)."""
+    dur, warm = timing(wk, length_ms) if length_ms is not None else (QUICK_DURATIONS if quick else DURATIONS)[wk]
     return {
         "name": cell_label(wk, config, load),
         "seed": seed,
@@ -123,18 +138,26 @@ def parse_label(label: str):
 CELL_KEYS = ["name", "duration_us", "measure", "topology", "workload", "metrics"]
 
 
-def grid_axes(protocols, cells) -> Dict[str, list]:
-    """Two axes: the protocol setup, and the (workload, configuration, load) cell (zipped)."""
-    return {
-        "setup": [SETUPS[p] for p in protocols],
-        ",".join(CELL_KEYS): [[c[k] for k in CELL_KEYS] for c in cells],
-    }
+def ordered_axes(runs) -> Dict[str, list]:
+    """One zipped axis of (setup, cell) pairs in the given order: the local executor runs them in
+    that order, so a partial sweep holds the most wanted runs first."""
+    return {",".join(["setup"] + CELL_KEYS): [[SETUPS[p]] + [c[k] for k in CELL_KEYS] for p, c in runs]}
+
+
+def axis_value(df, key: str):
+    """Each run's value of `key`, from whichever (zipped) axis column sets it."""
+    for col in df.columns:
+        keys = [k.strip() for k in col.split(",")]
+        if key in keys:
+            i = keys.index(key)
+            return df[col].map(lambda v: v[i]) if len(keys) > 1 else df[col]
+    raise LookupError(f"no axis column sets `{key}`")
 
 
 def annotate(df):
     """Adds workload, config, load and stable columns to a sweep's results table."""
     df = df[df["status"] == "done"].copy()
-    labels = df[",".join(CELL_KEYS)].map(lambda v: v[0])
+    labels = axis_value(df, "name")
     parsed = labels.map(parse_label)
     df["workload_name"] = parsed.map(lambda t: t[0])
     df["config"] = parsed.map(lambda t: t[1])
@@ -149,7 +172,8 @@ def annotate(df):
 
 def table5(df) -> Dict[tuple, dict]:
     """Per (protocol, workload, config): max goodput per host across loads (Gb/s), max ToR queuing
-    across the stable loads (MB), p99 slowdown at 50% load; `unstable` lists loads that were not."""
+    across the stable loads (MB), p99 slowdown at 50% load; `unstable` lists loads that were not,
+    `loads` the loads that ran (a partial sweep holds fewer)."""
     out = {}
     for (p, wk, cfg), sub in df.groupby(["protocol", "workload_name", "config"]):
         stable = sub[sub["stable"]]
@@ -159,6 +183,7 @@ def table5(df) -> Dict[tuple, dict]:
             "queue_mb": stable["max_tor_mb"].max() if len(stable) else math.nan,
             "p99": at50["slowdown_p99"].iloc[0] if len(at50) and bool(at50["stable"].iloc[0]) else math.nan,
             "unstable": sorted(sub.loc[~sub["stable"], "load"].tolist()),
+            "loads": sorted(sub["load"].tolist()),
         }
     return out
 

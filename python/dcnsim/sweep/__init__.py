@@ -22,7 +22,8 @@ from .progress import Progress
 from .spec import SweepSpec, as_sweep, compile_filter, load_sweep
 from .store import SINGLE_RUN_KEY, Store, run_key
 
-__all__ = ["sweep", "run_sweep", "results", "load_flows", "load_sweep", "SweepSpec", "run_key", "compile_filter"]
+__all__ = ["sweep", "run_sweep", "stored_sweep", "results", "load_flows", "load_sweep", "SweepSpec", "run_key",
+           "compile_filter"]
 
 POLL_S = 0.5
 
@@ -72,6 +73,16 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
     finally:
         progress.close()
     return results(out, keys=[k for k, _, _ in keyed])
+
+
+def stored_sweep(spec: SweepSpec, out) -> pd.DataFrame:
+    """The results table of `spec`'s runs as `out` holds them now, running nothing: runs not
+    finished show as missing, running or failed. Records the sweep in `out` (so a later run_sweep
+    or `dcnsim results` lists it)."""
+    store = Store(out)
+    keyed = [(run_key(s), values) for values, s in spec.runs()]
+    store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v in keyed])
+    return results(out, keys=[k for k, _ in keyed])
 
 
 def _wait_for_others(store: Store, busy: List[str], progress: Progress) -> List[str]:
