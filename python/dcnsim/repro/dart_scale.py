@@ -180,9 +180,8 @@ def _mean_ratio(df, out, q: float, baselines=("dcqcn", "timely"), loads=(0.2, 0.
     return sum(ratios) / len(ratios)
 
 
-def ecn_marked_pct(df, out, setup: str, mix: str, load: float) -> float:
-    """Table I: percent of the short (incast) flows' data packets that a switch ECN-marked, over the
-    traced flows that started after the warm-up."""
+def _short_flow_data_trace(df, out, setup: str, mix: str, load: float):
+    """The packet trace's data-packet rows of the traced short (incast) flows counted after the warm-up."""
     import pandas as pd
 
     from ..sweep import load_flows
@@ -196,30 +195,26 @@ def ecn_marked_pct(df, out, setup: str, mix: str, load: float) -> float:
     short = set(f[f["workload"].str.startswith("incast") & f["counted"]]["flow_id"])
     t = pd.read_parquet(path, columns=["flow_id", "kind", "seq", "event"])
     t = t[(t["kind"] == "data") & t["flow_id"].isin(short)]
-    sent = t[["flow_id", "seq"]].drop_duplicates()
-    if sent.empty:
+    if t.empty:
         raise LookupError(f"no traced short flow for {setup} at {load}")
+    return t
+
+
+def ecn_marked_pct(df, out, setup: str, mix: str, load: float) -> float:
+    """Table I: percent of the short (incast) flows' data packets that a switch ECN-marked, over the
+    traced flows that started after the warm-up."""
+    t = _short_flow_data_trace(df, out, setup, mix, load)
+    sent = t[["flow_id", "seq"]].drop_duplicates()
     marked = t[t["event"] == "mark"][["flow_id", "seq"]].drop_duplicates()
     return 100.0 * len(marked) / len(sent)
 
 
 def links_per_short_packet(df, out, setup: str, mix: str, load: float) -> float:
     """Table II's path length: links crossed per data packet of the traced short flows."""
-    import pandas as pd
-
-    from ..sweep import load_flows
-    from ..sweep.store import Store
-
-    key = _run(df, setup, mix, load)
-    path = Store.open(out).run_dir(key) / "trace.parquet"
-    if not path.exists():
-        raise LookupError(f"no packet trace for {setup} at {load}")
-    f = load_flows(out, key)
-    short = set(f[f["workload"].str.startswith("incast") & f["counted"]]["flow_id"])
-    t = pd.read_parquet(path, columns=["flow_id", "kind", "seq", "event"])
-    t = t[(t["kind"] == "data") & t["flow_id"].isin(short) & (t["event"] == "tx_start")]
+    t = _short_flow_data_trace(df, out, setup, mix, load)
+    t = t[t["event"] == "tx_start"]
     if t.empty:
-        raise LookupError(f"no traced short flow for {setup} at {load}")
+        raise LookupError(f"no transmission traced for {setup} at {load}")
     return float(t.groupby(["flow_id", "seq"]).size().mean())
 
 
