@@ -178,20 +178,11 @@ fn the_headroom_sized_per_link_holds_a_loaded_fabric_with_mixed_rates() {
 
 #[test]
 fn a_host_nic_pause_stops_its_switch_port_until_resumed() {
-    use dcnsim_core::engine::events::{Event, EventQueue};
+    use dcnsim_core::engine::events::Event;
     use dcnsim_core::engine::time::{Rate, US};
     use dcnsim_core::net::packet::{Fate, Packet, PacketKind};
-    use dcnsim_core::net::queue::QueueConfig;
-    use dcnsim_core::net::{Network, QueueConfigs, SwitchConfig};
-    use dcnsim_core::topology::builders::single_switch;
 
-    let g = single_switch(3, Rate::from_gbps(10.0), US);
-    let q = QueueConfig::infinite();
-    let mut net =
-        Network::build(&g, &QueueConfigs { nic: q.clone(), to_host: q.clone(), fabric: q }, 0, None, 1).unwrap();
-    let sw = SwitchConfig { buffer_bytes: Some(1_000_000), lossless: 1, ..SwitchConfig::default() };
-    net.configure_switches(&sw, 1500).unwrap();
-    let mut ev = EventQueue::new();
+    let (mut net, mut ev) = lossless_switch(3);
     // Host 0 pauses its switch at once and resumes at 100 us; host 1 sends it 10 packets at 0.
     net.host_pause(0, 0, true, 0, &mut ev);
     for i in 0..10 {
@@ -366,21 +357,10 @@ fn a_pfc_frame_behind_the_packet_on_the_wire_does_not_hide_that_packet_from_link
     // A PAUSE sent while a packet is serializing goes on the link behind it: the frame is then the
     // link's last entry. The utilization accounting must still pro-rate the packet (and not read the
     // frame as a pooled packet: this panicked at the end of a 320-host DCQCN incast run).
-    use dcnsim_core::engine::events::EventQueue;
-    use dcnsim_core::engine::time::{Rate, US};
     use dcnsim_core::metrics::link_usage::unsent_after;
     use dcnsim_core::net::packet::{Packet, PacketKind};
-    use dcnsim_core::net::queue::QueueConfig;
-    use dcnsim_core::net::{Network, QueueConfigs, SwitchConfig};
-    use dcnsim_core::topology::builders::single_switch;
 
-    let g = single_switch(2, Rate::from_gbps(10.0), US);
-    let q = QueueConfig::infinite();
-    let mut net =
-        Network::build(&g, &QueueConfigs { nic: q.clone(), to_host: q.clone(), fabric: q }, 0, None, 1).unwrap();
-    let sw = SwitchConfig { buffer_bytes: Some(1_000_000), lossless: 1, ..SwitchConfig::default() };
-    net.configure_switches(&sw, 1500).unwrap();
-    let mut ev = EventQueue::new();
+    let (mut net, mut ev) = lossless_switch(2);
     // Host 0 starts a 1500-byte packet at 0 (1.2 us at 10 Gb/s) and pauses its switch at 0.
     send(&mut net, &mut ev, Packet::new(PacketKind::Data, 0, 0, 1, 1500));
     net.host_pause(0, 0, true, 0, &mut ev);
@@ -389,4 +369,21 @@ fn a_pfc_frame_behind_the_packet_on_the_wire_does_not_hide_that_packet_from_link
     let unsent = unsent_after(&net, 600_000);
     assert_eq!(unsent[nic], 750.0, "half of the packet is still to go at 0.6 us");
     assert_eq!(unsent_after(&net, 1_200_000)[nic], 0.0, "sent by 1.2 us; the frame counts nothing");
+}
+
+/// `hosts` hosts on one switch at 10 Gb/s and 1 us links, unbounded queues, a 1 MB shared buffer
+/// with PFC on class 0, and an empty event queue: for driving the network by hand.
+fn lossless_switch(hosts: u32) -> (dcnsim_core::net::Network, dcnsim_core::engine::events::EventQueue) {
+    use dcnsim_core::engine::time::{Rate, US};
+    use dcnsim_core::net::queue::QueueConfig;
+    use dcnsim_core::net::{Network, QueueConfigs, SwitchConfig};
+    use dcnsim_core::topology::builders::single_switch;
+
+    let g = single_switch(hosts, Rate::from_gbps(10.0), US);
+    let q = QueueConfig::infinite();
+    let mut net =
+        Network::build(&g, &QueueConfigs { nic: q.clone(), to_host: q.clone(), fabric: q }, 0, None, 1).unwrap();
+    let sw = SwitchConfig { buffer_bytes: Some(1_000_000), lossless: 1, ..SwitchConfig::default() };
+    net.configure_switches(&sw, 1500).unwrap();
+    (net, dcnsim_core::engine::events::EventQueue::new())
 }
