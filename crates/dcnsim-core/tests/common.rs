@@ -115,6 +115,18 @@ pub fn f64s(t: &Table, name: &str) -> Vec<f64> {
     }
 }
 
+/// Row of the dumbbell's bottleneck port (left switch to right switch) in the ports table.
+pub fn bottleneck_port(out: &RunOutput) -> usize {
+    let (nodes, peers) = (strs(&out.ports, "node"), strs(&out.ports, "peer"));
+    (0..nodes.len()).find(|&i| nodes[i] == "left" && peers[i] == "right").expect("a dumbbell's bottleneck port")
+}
+
+/// (mean queue bytes, utilization, drops) of the dumbbell's bottleneck port.
+pub fn bottleneck(out: &RunOutput) -> (f64, f64, u64) {
+    let i = bottleneck_port(out);
+    (f64s(&out.ports, "mean_bytes")[i], f64s(&out.ports, "utilization")[i], u64s(&out.ports, "drops")[i])
+}
+
 pub fn strs(t: &Table, name: &str) -> Vec<String> {
     match t.get(name) {
         Some(Column::Str(v)) => v.clone(),

@@ -21,10 +21,9 @@ fn dumbbell(n: u32, protocol: &str, ecn: bool) -> dcnsim_core::scenario::RunOutp
     run_checked(&s)
 }
 
-fn bottleneck(out: &dcnsim_core::scenario::RunOutput) -> (f64, u64, f64) {
-    let nodes = strs(&out.ports, "node");
-    let peers = strs(&out.ports, "peer");
-    let i = (0..nodes.len()).find(|&i| nodes[i] == "left" && peers[i] == "right").unwrap();
+/// (mean queue bytes, max queue bytes, utilization) of the bottleneck port.
+fn bottleneck_queue(out: &dcnsim_core::scenario::RunOutput) -> (f64, u64, f64) {
+    let i = bottleneck_port(out);
     (f64s(&out.ports, "mean_bytes")[i], u64s(&out.ports, "max_bytes")[i], f64s(&out.ports, "utilization")[i])
 }
 
@@ -35,7 +34,7 @@ fn two_and_four_flows_share_fairly_and_the_queue_stays_near_k() {
         let bytes: Vec<f64> = u64s(&out.flows, "window_bytes").iter().map(|&b| b as f64).collect();
         let j = jain(&bytes);
         assert!(j > 0.95, "{n} flows: Jain index {j}, bytes {bytes:?}");
-        let (mean, max, util) = bottleneck(&out);
+        let (mean, max, util) = bottleneck_queue(&out);
         let mean_pkts = mean / 1500.0;
         let max_pkts = max as f64 / 1500.0;
         assert!(util > 0.95, "{n} flows: bottleneck utilization {util}");
@@ -52,8 +51,8 @@ fn two_and_four_flows_share_fairly_and_the_queue_stays_near_k() {
 fn newreno_fills_the_buffer_that_dctcp_keeps_short() {
     let dctcp = dumbbell(2, "dctcp", true);
     let reno = dumbbell(2, "newreno", false);
-    let (dq, _, _) = bottleneck(&dctcp);
-    let (rq, rmax, rutil) = bottleneck(&reno);
+    let (dq, _, _) = bottleneck_queue(&dctcp);
+    let (rq, rmax, rutil) = bottleneck_queue(&reno);
     assert!(rq > 3.0 * dq, "NewReno mean queue {rq} vs DCTCP {dq}");
     assert!(rmax as f64 > 0.9 * 400.0 * 1500.0, "NewReno should reach the buffer limit, max {rmax}");
     assert!(rutil > 0.9, "NewReno keeps the link busy: {rutil}");

@@ -21,13 +21,6 @@ fn dumbbell(n: u32, transport: &str, queue: &str) -> RunOutput {
     )))
 }
 
-/// (mean queue bytes, utilization, drops) of the bottleneck port (left switch to right switch).
-fn bottleneck(out: &RunOutput) -> (f64, f64, u64) {
-    let (nodes, peers) = (strs(&out.ports, "node"), strs(&out.ports, "peer"));
-    let i = (0..nodes.len()).find(|&i| nodes[i] == "left" && peers[i] == "right").unwrap();
-    (f64s(&out.ports, "mean_bytes")[i], f64s(&out.ports, "utilization")[i], u64s(&out.ports, "drops")[i])
-}
-
 #[test]
 fn long_flows_keep_the_link_busy_with_a_near_empty_queue() {
     for n in [1u32, 2, 4, 8] {

@@ -19,13 +19,6 @@ fn dumbbell(n: u32, transport: &str, switch: &str, queue: &str) -> RunOutput {
     )))
 }
 
-/// (mean queue bytes, utilization, drops) of the bottleneck port (left switch to right switch).
-fn bottleneck(out: &RunOutput) -> (f64, f64, u64) {
-    let (nodes, peers) = (strs(&out.ports, "node"), strs(&out.ports, "peer"));
-    let i = (0..nodes.len()).find(|&i| nodes[i] == "left" && peers[i] == "right").unwrap();
-    (f64s(&out.ports, "mean_bytes")[i], f64s(&out.ports, "utilization")[i], u64s(&out.ports, "drops")[i])
-}
-
 #[test]
 fn phantom_queues_trade_a_little_bandwidth_for_a_near_empty_queue() {
     // (With 8 flows each window is down to about one packet of this 12 KB BDP, DCTCP's floor: the

@@ -51,13 +51,6 @@ fn settled_rates(out: &RunOutput, n: u32) -> Vec<f64> {
         .collect()
 }
 
-/// (mean queue bytes, utilization, drops) of the bottleneck port (left switch to right switch).
-fn bottleneck(out: &RunOutput) -> (f64, f64, u64) {
-    let (nodes, peers) = (strs(&out.ports, "node"), strs(&out.ports, "peer"));
-    let i = (0..nodes.len()).find(|&i| nodes[i] == "left" && peers[i] == "right").unwrap();
-    (f64s(&out.ports, "mean_bytes")[i], f64s(&out.ports, "utilization")[i], u64s(&out.ports, "drops")[i])
-}
-
 #[test]
 fn advertised_rate_converges_to_capacity_over_n() {
     for n in [2u32, 4, 8] {

@@ -52,13 +52,6 @@ fn settled_mean(out: &RunOutput, name: &str) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
-/// (mean queue bytes, utilization, drops) of the bottleneck port (left switch to right switch).
-fn bottleneck(out: &RunOutput) -> (f64, f64, u64) {
-    let (nodes, peers) = (strs(&out.ports, "node"), strs(&out.ports, "peer"));
-    let i = (0..nodes.len()).find(|&i| nodes[i] == "left" && peers[i] == "right").unwrap();
-    (f64s(&out.ports, "mean_bytes")[i], f64s(&out.ports, "utilization")[i], u64s(&out.ports, "drops")[i])
-}
-
 #[test]
 fn long_flows_share_fairly_and_the_delay_settles_at_the_target() {
     for n in [2u32, 4, 8] {
