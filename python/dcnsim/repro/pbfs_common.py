@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import math
 
+from ..setups import RDMA_LOSSLESS_TIMEOUTS
+
 # The PB-FS paper's CCs with their dcnsim names.
 CCS = {"DCQCN": "dcqcn", "TIMELY": "timely", "HPCC": "hpcc"}
 PAYLOAD = 1000
@@ -42,9 +44,9 @@ RED = {"ecn": "red", "ecn_at": "dequeue", "red_pmax": 0.2}
 # Go-back-N on the lossless fabric retransmits only on a NACK, as the HPCC reference's NIC (it has no
 # timeout): the rate sender's default timeouts are IRN's 100 / 320 us, for lossy fabrics, and under
 # PFC an incast's queueing delay reaches milliseconds, so they fire spuriously and each one resends
-# every packet in flight (pbfs-incast: 373 timeouts and 142% more data with PB-FS on DCQCN). 1 s is
-# longer than any run: no timeout fires.
-LOSSLESS_TIMEOUTS = {"timeout_us": 1e6, "short_timeout_us": 1e6}
+# every packet in flight (pbfs-incast: 373 timeouts and 142% more data with PB-FS on DCQCN). The
+# same setting as the HPCC-paper setups (longer than any run: no timeout fires).
+LOSSLESS_TIMEOUTS = RDMA_LOSSLESS_TIMEOUTS
 
 
 def fabric(quick: bool = False) -> dict:
