@@ -127,16 +127,20 @@ class Result:
         meta[b"dcnsim.spec"] = json.dumps(prov["spec"], sort_keys=True).encode()
         meta[b"dcnsim.seed"] = str(prov["seed"]).encode()
         meta[b"dcnsim.version"] = str(prov["version"]).encode()
-        pq.write_table(table.replace_schema_metadata(meta), path)
+        # zstd: a third smaller than snappy on flow tables, and the sweep store holds millions of rows per run
+        pq.write_table(table.replace_schema_metadata(meta), path, compression="zstd")
 
-    def save(self, out_dir, plot: bool = True, csv: bool = False) -> Path:
+    def save(self, out_dir, plot: bool = True, csv: bool = False, derived: bool = True) -> Path:
         """Writes flows/queues/switches.parquet (timeseries.parquet when sampled, trace.parquet and
         flow_state.parquet when traced), summary.json and slowdown.png into out_dir, creating it.
         Every Parquet file carries the provenance (spec, seed, version) as key-value metadata under
-        `dcnsim.*`. With `csv`, the flow table is also written as flows.csv."""
+        `dcnsim.*`. With `csv`, the flow table is also written as flows.csv. Without `derived`, the
+        flow table leaves out the microsecond copies of the exact ps times (the sweep store does:
+        `load_flows` adds them back), which is a third of its size."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        self._write_parquet(self.flows, out / "flows.parquet")
+        flows = self.flows if derived else self.flows.drop(columns=list(MICROSECOND_COLUMNS.values()), errors="ignore")
+        self._write_parquet(flows, out / "flows.parquet")
         if csv:
             self.flows.to_csv(out / "flows.csv", index=False)
         self._write_parquet(self.queues, out / "queues.parquet")

@@ -134,3 +134,19 @@ def test_a_sweep_waits_for_a_run_held_elsewhere_and_takes_it_over_when_the_owner
     df = run_sweep(SweepSpec(base=spec, axes={"seed": [5, 6]}), tmp_path, workers=1, quiet=True)
     assert (df["status"] == "done").all() and owner.poll() is not None
     assert sorted(store.executed()) == sorted(df["key"]), "each run simulated once, the orphan by this sweep"
+
+
+def test_the_store_keeps_exact_times_only_and_load_flows_restores_the_microsecond_columns(tmp_path):
+    import pandas as pd
+
+    from dcnsim.sweep import load_flows
+
+    out = tmp_path / "out"
+    df = run_sweep(SweepSpec(base=tiny(), axes={"seed": [1]}, name="a"), out, workers=1, quiet=True)
+    key = df["key"][0]
+    on_disk = pd.read_parquet(Store(out).run_dir(key) / "flows.parquet")
+    assert "fct_us" not in on_disk and "fct_ps" in on_disk, "derived columns are not stored"
+    back = load_flows(out, key)
+    direct = dcnsim.run(tiny()).flows
+    assert list(back.columns) == list(direct.columns), "load_flows gives the table dcnsim.run gives"
+    pd.testing.assert_frame_equal(back, direct, check_dtype=False, check_categorical=False)

@@ -271,7 +271,7 @@ def execute(root: str, key: str, spec: dict) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
         with store.heartbeat(key):
             result = run(spec)
-            result.save(tmp, plot=False)
+            result.save(tmp, plot=False, derived=False)  # load_flows restores the us columns
         (tmp / "spec.json").write_text(json.dumps(spec, indent=1, sort_keys=True))
         (tmp / "DONE").write_text(json.dumps({"finished": time.time(), "wall_time_s": result.summary["wall_time_s"]}))
         final = store.run_dir(key)
