@@ -158,11 +158,22 @@ fn incast_completes_and_is_deterministic() {
 }
 
 /// Convergence (the paper's Fig. 11-style runs, Dart section VI-D): a second flow joining a busy
-/// 10 Gb/s dumbbell bottleneck reaches 80 % of its fair share within a few RTTs (the paper: 6 RTTs
-/// at alpha = 1/16; Dart: about 4 for two senders). Each flow has its own receiver, so a host's
-/// receive rate is its flow's rate.
+/// 10 Gb/s dumbbell bottleneck reaches 80 % of its fair share within a few RTTs, and the first flow
+/// gives way. Each flow has its own receiver, so a host's receive rate is its flow's rate. The
+/// paper's ns-2 runs: 3 RTTs at alpha = 1/2, 6 at alpha = 1/16; measured here 1.9 at alpha = w_init
+/// = 1/2 and 4.8 at alpha = 1/16 with ns-2's default w_init of 1/2 (the paper's figure varies alpha
+/// only), but 8.6 with w_init = 1/16 as well (our default, the paper's sweet spot for the workloads).
 #[test]
 fn a_joining_flow_converges_to_its_fair_share_within_a_few_rtts() {
+    for (keys, max_rtts) in [("", 10.0), ("alpha = 0.5\nw_init = 0.5", 4.5), ("w_init = 0.5", 7.0)] {
+        let rtts = joining_flow_rtts(keys);
+        assert!(rtts <= max_rtts, "[{keys}] the joining flow took {rtts:.1} RTTs to reach 80 % of its share");
+    }
+}
+
+/// Base RTTs until a flow joining at 1 ms reaches 80 % of its fair share (checking that the first
+/// flow gave way).
+fn joining_flow_rtts(keys: &str) -> f64 {
     let topo = "kind = \"dumbbell\"\nhosts_per_side = 2\nhost_rate_gbps = 10.0\nbottleneck_rate_gbps = 10.0\n\
                 host_delay_us = 2.0\nbottleneck_delay_us = 2.0";
     let join_us = 1000.0;
@@ -171,7 +182,7 @@ fn a_joining_flow_converges_to_its_fair_share_within_a_few_rtts() {
         "[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n[metrics]\nsample_interval_us = 5.0\n",
         f.display()
     );
-    let out = run_checked(&xpass_spec(topo, &wl, 3000.0, ""));
+    let out = run_checked(&xpass_spec(topo, &wl, 3000.0, keys));
     let rtt_us = out.summary["base_rtt_ps"].as_u64().unwrap() as f64 / 1e6;
     let ts = &out.timeseries;
     let (series, names, values, times) = (strs(ts, "series"), strs(ts, "name"), f64s(ts, "value"), u64s(ts, "time_ps"));
@@ -182,15 +193,19 @@ fn a_joining_flow_converges_to_its_fair_share_within_a_few_rtts() {
         .map(|i| times[i] as f64 / 1e6 - join_us)
         .expect("the joining flow never reached 80 % of its fair share");
     let rtts = reached / rtt_us;
-    eprintln!("joining flow: 80 % of its share after {rtts:.1} RTTs ({reached} us, RTT {rtt_us} us)");
-    assert!(rtts <= 10.0, "the joining flow took {rtts:.1} RTTs ({reached} us) to reach 80 % of its share");
-    // And the first flow gave way: near its fair share afterwards.
+    eprintln!("[{keys}] joining flow: 80 % of its share after {rtts:.1} RTTs ({reached} us, RTT {rtt_us} us)");
+    // And the first flow gave way: not above its fair share afterwards, nor far below it (with
+    // w_init = 1/2 the joiner overshoots: the first flow averaged 4.02 of 4.74 Gb/s).
     let late: Vec<f64> = (0..ts.rows())
         .filter(|&i| series[i] == "host_rx_gbps" && names[i] == "host2" && times[i] as f64 / 1e6 > join_us + 500.0)
         .map(|i| values[i])
         .collect();
     let mean = late.iter().sum::<f64>() / late.len() as f64;
-    assert!((mean - fair).abs() < 0.15 * fair, "first flow at {mean} Gb/s after the join, fair share {fair}");
+    assert!(
+        mean < 1.15 * fair && mean > 0.8 * fair,
+        "[{keys}] first flow at {mean} Gb/s after the join, fair share {fair}"
+    );
+    rtts
 }
 
 /// Bad ExpressPass keys fail with an error naming the field.
