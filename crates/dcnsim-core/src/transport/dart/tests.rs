@@ -250,3 +250,25 @@ fn incasts_at_its_receiver_do_not_cut_a_long_flow_under_dasr_but_do_under_dcqcn(
     // Line rate for 420 us is 5.25 MB of payload (less framing); the incasts take 4 x 128 KB of it.
     assert!(dart_bytes as f64 > 1.2 * dcqcn_bytes as f64, "Dart {dart_bytes} B vs DCQCN {dcqcn_bytes} B");
 }
+
+#[test]
+fn with_in_network_congestion_only_dasr_changes_nothing() {
+    // Figure 5's division: four senders in rack 0 to four distinct receivers in rack 1 share one uplink.
+    // Every receiver has one sender (n = 1) and sees CE marks below line rate (Non-Receiver
+    // Congestion: the echoes pass), so Dart is DCQCN exactly, packet for packet. This is why
+    // DASR-only equals DCQCN wherever the congestion is in the fabric (the dart-scale runs).
+    let flows: Vec<FlowSpec> = (0..4).map(|s| (s, s + 4, LONG, 0)).collect();
+    let until = from_us(400.0);
+    let run = |transport: &str| {
+        let mut tb = bed(&two_racks(transport), &flows);
+        tb.run(until);
+        (tb.flows.delivered_per_flow.clone(), counter(&tb, "ecn_echoes_received"), tb)
+    };
+    let (dart_bytes, dart_echoes, dart) = run("");
+    let (dcqcn_bytes, dcqcn_echoes, _) = run("dasr = false");
+    assert!(counter(&dart, "dasr_to_non_receiver_congestion") >= 1);
+    assert_eq!(counter(&dart, "ecn_marks_suppressed"), 0);
+    assert!(dcqcn_echoes > 0, "the uplink marks");
+    assert_eq!(dart_echoes, dcqcn_echoes);
+    assert_eq!(dart_bytes, dcqcn_bytes, "DASR neutral: the same bytes delivered per flow");
+}
