@@ -23,6 +23,13 @@ def test_dart_scale_quick_reports_every_scheme(tmp_path, capsys):
     # DCTCP's per-transfer OS overhead (24 us at the sender) shows in its median 8 KB completion time
     median = {r[2]: float(r[4]) for r in rows if r[1] == "40%" and len(r) > 7}
     assert median["dctcp-os"] > median["dctcp"] + 12, text
+    # Where the congestion is (docs/protocols/dart.md, "Why DASR adds nothing here"): the share of ECN
+    # marks made at ToR-to-receiver links for every ECN scheme, and the receivers' time in Non-Receiver
+    # Congestion for Dart only (DASR neutral there); the long flows' mean goodput for every scheme
+    full = {r[2]: r for r in rows if r[1] == "40%" and r[2] in ("dart", "dcqcn", "dctcp")}
+    assert all(0 <= float(full[s][-2]) <= 100 for s in full), text
+    assert 0 < float(full["dart"][-1]) < 100 and full["dcqcn"][-1] == "-", text
+    assert all(float(full[s][-3]) > 0 for s in full), text
     # Table II: IOFD's deflections lengthen Dart's short-flow paths
     dilation = {r[1]: float(r[2]) for r in rows if len(r) == 4}
     assert dilation["40%"] > 0, text

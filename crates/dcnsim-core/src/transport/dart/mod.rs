@@ -31,8 +31,9 @@
 //! the published abstract: 60 % (2.5x) testbed and 79 % (4.8x) simulated p99 reductions, 58 %
 //! higher throughput than TIMELY and DCQCN. From the text: DFT 8 entries, deflection threshold
 //! 15 KB, ECN threshold 22.5 KB, 4 tokens, AUSS soft-state timeout 2 s. DCQCN's parameters are
-//! the `dcqcn` protocol's keys and defaults (the paper "follows DCQCN's recommendations" with
-//! values lost from our text). Every published version we could reach (arXiv HTML and LaTeX
+//! the `dcqcn` protocol's keys and defaults (the HPCC reference's tuning); the paper "follows
+//! DCQCN's recommendations" with values lost from our text, which `dart-scale` sets (CNP every
+//! 50 us, g 1/256, byte counter 10 MB, timer 55 us). Every published version we could reach (arXiv HTML and LaTeX
 //! listings, the ToN pages) loses the same math except the abstract's; the evaluation's set-up
 //! numbers (link speed and delay, buffer, long-flow size, load definition, DCTCP's OS overhead,
 //! TIMELY's thresholds) are therefore choices of the `dart-scale` reproduction, each listed with its

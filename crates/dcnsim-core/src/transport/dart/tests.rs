@@ -203,3 +203,72 @@ fn exact_shares_leave_the_join_queue_standing_and_a_fraction_below_one_drains_it
     assert!(exact > 2 * 22_500, "a standing queue above the marking threshold: {exact} B");
     assert!(below < 3_000, "drained: {below} B");
 }
+
+/// A long flow 9 -> 0 at line rate and, from 20 us, four 8-sender incasts of 16 KB messages to host
+/// 0, 100 us apart; returns the long flow's rate 2 base RTTs after each incast completed, and its
+/// bytes delivered by `until`.
+fn long_flow_under_incasts(transport: &str, until: Time) -> (Testbed<DartTransport>, Vec<f64>, u64) {
+    let mut flows: Vec<FlowSpec> = vec![(9, 0, LONG, 0)];
+    for k in 0..4 {
+        flows.extend((1..=8).map(|s| (s, 0, 16_000, from_us(20.0 + 100.0 * k as f64))));
+    }
+    let mut tb = bed(&single(10, transport), &flows);
+    let rtt = tb.net.base_rtt(9, 0, tb.framing.mtu_bytes, tb.framing.control_bytes);
+    let mut rates = Vec::new();
+    for k in 0..4u32 {
+        let members = 1 + 8 * k..=8 * (k + 1);
+        tb.run(from_us(20.0 + 100.0 * k as f64 + 60.0));
+        let end = members.map(|f| tb.flows.get(f).end.expect("the incast completed within 60 us")).max().unwrap();
+        tb.run(end + 2 * rtt);
+        rates.push(rate_gbps(&tb, 0));
+    }
+    tb.run(until);
+    let delivered = tb.flows.delivered_per_flow[0];
+    (tb, rates, delivered)
+}
+
+#[test]
+fn incasts_at_its_receiver_do_not_cut_a_long_flow_under_dasr_but_do_under_dcqcn() {
+    // Section III-B: a long flow sharing its receiver with an incast is apportioned for the incast's
+    // duration only ("such throttling is short-lived and does not hurt the long flow's throughput"):
+    // Receiver Congestion suppresses the incast's CE echoes, so DCQCN never cuts it, and n returns to
+    // 1 when the incast's messages end. DCQCN alone is cut by those marks and recovers over its
+    // increase timer (300 us), so the long flow loses throughput at every incast.
+    let until = from_us(420.0);
+    let (dart, dart_rates, dart_bytes) = long_flow_under_incasts("", until);
+    let (_, dcqcn_rates, dcqcn_bytes) = long_flow_under_incasts("dasr = false", until);
+    eprintln!("long flow after each incast: Dart {dart_rates:?} Gb/s, DCQCN {dcqcn_rates:?} Gb/s");
+    eprintln!("long flow bytes by 420 us: Dart {dart_bytes}, DCQCN {dcqcn_bytes}");
+    assert!(counter(&dart, "ecn_marks_suppressed") > 0, "the incasts' marks were seen and suppressed");
+    assert_eq!(counter(&dart, "dasr_to_non_receiver_congestion"), 0);
+    for (k, r) in dart_rates.iter().enumerate() {
+        assert_eq!(*r, 100.0, "Dart: back at line rate two RTTs after incast {k}");
+    }
+    for (k, r) in dcqcn_rates.iter().enumerate() {
+        assert!(*r < 75.0, "DCQCN: still cut two RTTs after incast {k}: {r} Gb/s");
+    }
+    // Line rate for 420 us is 5.25 MB of payload (less framing); the incasts take 4 x 128 KB of it.
+    assert!(dart_bytes as f64 > 1.2 * dcqcn_bytes as f64, "Dart {dart_bytes} B vs DCQCN {dcqcn_bytes} B");
+}
+
+#[test]
+fn with_in_network_congestion_only_dasr_changes_nothing() {
+    // Figure 5's division: four senders in rack 0 to four distinct receivers in rack 1 share one uplink.
+    // Every receiver has one sender (n = 1) and sees CE marks below line rate (Non-Receiver
+    // Congestion: the echoes pass), so Dart is DCQCN exactly, packet for packet. This is why
+    // DASR-only equals DCQCN wherever the congestion is in the fabric (the dart-scale runs).
+    let flows: Vec<FlowSpec> = (0..4).map(|s| (s, s + 4, LONG, 0)).collect();
+    let until = from_us(400.0);
+    let run = |transport: &str| {
+        let mut tb = bed(&two_racks(transport), &flows);
+        tb.run(until);
+        (tb.flows.delivered_per_flow.clone(), counter(&tb, "ecn_echoes_received"), tb)
+    };
+    let (dart_bytes, dart_echoes, dart) = run("");
+    let (dcqcn_bytes, dcqcn_echoes, _) = run("dasr = false");
+    assert!(counter(&dart, "dasr_to_non_receiver_congestion") >= 1);
+    assert_eq!(counter(&dart, "ecn_marks_suppressed"), 0);
+    assert!(dcqcn_echoes > 0, "the uplink marks");
+    assert_eq!(dart_echoes, dcqcn_echoes);
+    assert_eq!(dart_bytes, dcqcn_bytes, "DASR neutral: the same bytes delivered per flow");
+}
