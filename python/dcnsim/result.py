@@ -153,6 +153,13 @@ class Result:
         r.spec = json.loads(output.spec)
         return r
 
+    def __getstate__(self) -> dict:
+        """Pickles (e.g. to return a Result from a worker process) with every table as a DataFrame:
+        the extension's RunOutput cannot cross processes."""
+        for name in ("flows", "queues", "switches", "timeseries", "trace", "flow_state"):
+            getattr(self, name)
+        return dict(self.__dict__, _output=None)
+
     def _build(self, table: str) -> pd.DataFrame:
         import pandas as pd
 

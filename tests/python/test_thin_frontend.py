@@ -75,3 +75,13 @@ def test_without_derived_columns_the_store_format_is_written_from_rust(tmp_path,
     assert not any(c.endswith("_us") for c in back.columns)
     pd.testing.assert_frame_equal(back, r.flows.drop(columns=["start_us", "end_us", "fct_us", "ideal_fct_us"]),
                                   check_categorical=False)
+
+
+def test_a_result_pickles_with_its_tables(small_spec):
+    import pickle
+
+    r = dcnsim.run(small_spec)
+    back = pickle.loads(pickle.dumps(r))
+    pd.testing.assert_frame_equal(back.flows, r.flows)
+    pd.testing.assert_frame_equal(back.queues, r.queues)
+    assert back.summary == r.summary
