@@ -289,8 +289,8 @@ def parser() -> argparse.ArgumentParser:
                    "(and timeseries/trace/flow_state.parquet when the spec asks for them) here")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a spec key, e.g. workload[0].load=0.7")
     r.add_argument("--csv", action="store_true", help="also write the flow table as flows.csv")
-    r.add_argument("--plot", action="store_true", help="also draw slowdown.png (slowdown by flow size; "
-                   "`dcnsim plot slowdown DIR` draws it later)")
+    r.add_argument("--plot", action="store_true", help="also draw slowdown.png (slowdown by flow size; imports "
+                   "matplotlib and pandas; `dcnsim plot slowdown DIR --out F.png` draws the size groups later)")
     r.add_argument("--quiet", action="store_true", help="no progress and no summary table")
     d = sub.add_parser("describe", help="list protocols, topologies, workloads, setups and every parameter")
     d.add_argument("--json", action="store_true", help="machine-readable output")
