@@ -2,7 +2,8 @@
 
     import dcnsim
     r = dcnsim.run("spec.toml")        # or a dict, or TOML text
-    r.flows, r.queues, r.switches      # pandas DataFrames
+    r.flows, r.queues, r.switches      # pandas DataFrames (built when first read: running and
+                                       # saving import no pandas)
     r.trace, r.flow_state              # with a [trace] table: packets hop by hop, control state
     r.summary                          # aggregates and provenance
     r.save("out/")                     # Parquet tables, summary.json, slowdown.png
