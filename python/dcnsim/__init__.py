@@ -2,10 +2,11 @@
 
     import dcnsim
     r = dcnsim.run("spec.toml")        # or a dict, or TOML text
-    r.flows, r.queues, r.switches      # pandas DataFrames
+    r.flows, r.queues, r.switches      # pandas DataFrames (built when first read)
     r.trace, r.flow_state              # with a [trace] table: packets hop by hop, control state
     r.summary                          # aggregates and provenance
     r.save("out/")                     # Parquet tables, summary.json, slowdown.png
+    r.save("out/", plot=False)         # the same without the plot: no pandas or matplotlib imported
 
 A bad spec raises dcnsim.SpecError (a ValueError) whose `field` names the offending key.
 """

@@ -124,19 +124,23 @@ def _check_plot_out(out) -> None:
                          f"(use one of: {', '.join(sorted(formats))})")
 
 
-def _run(spec_path, out, quiet: bool, sets, csv: bool = False) -> int:
+def _run(spec_path, out, quiet: bool, sets, csv: bool = False, plot: bool = False) -> int:
+    """Runs and saves. Without --csv and --plot this imports neither pandas nor matplotlib: the
+    tables go from the simulator to Parquet in Rust (see dcnsim.result)."""
     from .spec import run
 
     _check_out_dir(out)
+    if plot:
+        _check_plot_out(Path(out) / "slowdown.png")  # matplotlib is there, before hours of simulation
     result = run(build_spec(spec_path, sets), progress=not quiet)
-    result.save(out, csv=csv)
+    result.save(out, csv=csv, plot=plot)
     if not quiet:
         print(format_summary(result.summary))
         optional = ("timeseries", "trace", "flow_state")
-        extra = "".join(f", {name}.parquet" for name in optional if len(getattr(result, name)))
-        extra += ", flows.csv" if csv else ""
-        first = Path(out) / "flows.parquet"
-        print(f"\nwrote {first}, queues.parquet, switches.parquet{extra}, summary.json, slowdown.png")
+        written = ["queues.parquet", "switches.parquet"]
+        written += [f"{name}.parquet" for name in optional if (Path(out) / f"{name}.parquet").exists()]
+        written += (["flows.csv"] if csv else []) + ["summary.json"] + (["slowdown.png"] if plot else [])
+        print(f"\nwrote {Path(out) / 'flows.parquet'}, {', '.join(written)}")
     return 0
 
 
@@ -281,15 +285,18 @@ def parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run a spec file")
     r.add_argument("spec", help="TOML spec file")
-    r.add_argument("--out", required=True, help="write flows.parquet, queues.parquet, switches.parquet, summary.json, "
-                   "slowdown.png (and timeseries/trace/flow_state.parquet when the spec asks for them) here")
+    r.add_argument("--out", required=True, help="write flows.parquet, queues.parquet, switches.parquet, summary.json "
+                   "(and timeseries/trace/flow_state.parquet when the spec asks for them) here")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a spec key, e.g. workload[0].load=0.7")
     r.add_argument("--csv", action="store_true", help="also write the flow table as flows.csv")
+    r.add_argument("--plot", action="store_true", help="also draw slowdown.png (slowdown by flow size; imports "
+                   "matplotlib and pandas; `dcnsim plot slowdown DIR --out F.png` draws the size groups later)")
     r.add_argument("--quiet", action="store_true", help="no progress and no summary table")
     d = sub.add_parser("describe", help="list protocols, topologies, workloads, setups and every parameter")
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.add_argument("--markdown", action="store_true", help="the parameter reference as Markdown")
-    m = sub.add_parser("demo", help="run the demo scenario (DCTCP on a leaf-spine, websearch at 50%% load)")
+    m = sub.add_parser("demo", help="run the demo scenario (DCTCP on a leaf-spine, websearch at 50%% load) and "
+                       "draw slowdown.png")
     m.add_argument("--out", default="out/demo", help="output directory (default: out/demo)")
     m.add_argument("--csv", action="store_true", help="also write the flow table as flows.csv")
     m.add_argument("--quiet", action="store_true")
@@ -339,7 +346,7 @@ def _dispatch(args) -> int:
             print(json.dumps(desc, indent=2) if args.json else reference.text(desc))
         return 0
     if args.cmd == "demo":
-        return _run(demo_spec_path(), args.out, args.quiet, [], args.csv)
+        return _run(demo_spec_path(), args.out, args.quiet, [], args.csv, plot=True)
     if args.cmd == "sweep":
         return _sweep(args)
     if args.cmd == "results":
@@ -348,7 +355,7 @@ def _dispatch(args) -> int:
         return _plot(args)
     if args.cmd == "repro":
         return _repro(args)
-    return _run(args.spec, args.out, args.quiet, args.set, args.csv)
+    return _run(args.spec, args.out, args.quiet, args.set, args.csv, args.plot)
 
 
 def _one_line(e: BaseException) -> str:

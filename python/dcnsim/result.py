@@ -1,18 +1,28 @@
-"""The result of a run: pandas tables, the summary, and writing them to disk."""
+"""The result of a run: pandas tables, the summary, and writing them to disk.
+
+A run's tables stay in the extension (`_core.RunOutput`) until asked for: `Result.flows` etc.
+become DataFrames on first access (numpy wraps the column buffers, no Python object per row), and
+`Result.save` writes the Parquet files from Rust. So running and saving import neither numpy,
+pandas, pyarrow nor matplotlib (together about a second and 100 MB at start-up); reading a table,
+the CSV and the plot do.
+"""
 
 from __future__ import annotations
 
 import json
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _column(kind: str, *data: Any):
     """Rebuilds one column from the extension's encoding (see crates/dcnsim-py/src/lib.rs)."""
+    import numpy as np
+    import pandas as pd
+
     if kind == "u64":
         return np.frombuffer(data[0], dtype="<u8")
     if kind == "f64":
@@ -30,6 +40,8 @@ def _column(kind: str, *data: Any):
 
 
 def _frame(columns: dict) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame({name: _column(*col) for name, col in columns.items()})
 
 
@@ -38,16 +50,41 @@ MICROSECOND_COLUMNS = {"start_ps": "start_us", "end_ps": "end_us", "fct_ps": "fc
 
 
 def with_microseconds(flows: pd.DataFrame) -> pd.DataFrame:
-    """Adds start_us, end_us, fct_us and ideal_fct_us after the other columns (exact ps stay)."""
+    """Adds start_us, end_us, fct_us and ideal_fct_us after the other columns (exact ps stay).
+    (crates/dcnsim-py/src/parquet_out.rs writes the same columns into saved flow tables.)"""
+    import numpy as np
+
     for ps, us in MICROSECOND_COLUMNS.items():
         if ps in flows and us not in flows:
             flows[us] = flows[ps].to_numpy(dtype="float64", na_value=np.nan) / 1e6
     return flows
 
 
+class _Table:
+    """A table of a Result: a DataFrame built from the run's column buffers on first access (and
+    kept), or whatever DataFrame was assigned."""
+
+    def __init__(self, table: str):
+        self.table = table  # the extension's name for it
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        df = obj._frames.get(self.table)
+        if df is None:
+            df = obj._frames[self.table] = obj._build(self.table)
+        return df
+
+    def __set__(self, obj, df) -> None:
+        obj._frames[self.table] = df
+
+
 TRACE_COLUMNS = ["time_ps", "flow_id", "kind", "seq", "ack", "size_bytes", "node", "port_id", "event", "queue_bytes",
                  "priority_class"]
 FLOW_STATE_COLUMNS = ["time_ps", "flow_id", "variable", "value"]
+#: The columns of a table a Result made from DataFrames was not given.
+_EMPTY_COLUMNS = {"timeseries": ["time_ps", "series", "name", "value"], "trace": TRACE_COLUMNS,
+                  "flow_state": FLOW_STATE_COLUMNS}
 
 
 def _warn_if_truncated(summary: dict) -> None:
@@ -85,50 +122,86 @@ class Result:
     spec      the spec with every default filled in
     """
 
+    flows = _Table("flows")
+    queues = _Table("ports")
+    switches = _Table("switches")
+    timeseries = _Table("timeseries")
+    trace = _Table("trace")
+    flow_state = _Table("flow_state")
+
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict,
                  timeseries: pd.DataFrame = None, trace: pd.DataFrame = None, flow_state: pd.DataFrame = None):
+        self._output = None  # the extension's RunOutput, when the tables are still there
+        self._frames = {}
         self.flows = flows
-        self.timeseries = (timeseries if timeseries is not None
-                           else pd.DataFrame(columns=["time_ps", "series", "name", "value"]))
-        self.trace = trace if trace is not None else pd.DataFrame(columns=TRACE_COLUMNS)
-        self.flow_state = flow_state if flow_state is not None else pd.DataFrame(columns=FLOW_STATE_COLUMNS)
         self.queues = queues
         self.switches = switches
+        for name, df in (("timeseries", timeseries), ("trace", trace), ("flow_state", flow_state)):
+            if df is not None:
+                setattr(self, name, df)
         self.summary = summary
         self.spec = spec
 
     @classmethod
-    def from_raw(cls, raw: dict) -> "Result":
-        summary = json.loads(raw["summary"])
+    def from_core(cls, output) -> "Result":
+        """A Result over a `_core.RunOutput`: no table is converted until it is read."""
+        summary = json.loads(output.summary)
         _warn_if_truncated(summary)
-        return cls(
-            with_microseconds(_frame(raw["flows"])),
-            _frame(raw["ports"]),
-            _frame(raw["switches"]),
-            summary,
-            json.loads(raw["spec"]),
-            _frame(raw["timeseries"]),
-            _frame(raw["trace"]),
-            _frame(raw["flow_state"]),
-        )
+        r = cls.__new__(cls)
+        r._output, r._frames = output, {}
+        r.summary = summary
+        r.spec = json.loads(output.spec)
+        return r
+
+    def __getstate__(self) -> dict:
+        """Pickles (e.g. to return a Result from a worker process) with every table as a DataFrame:
+        the extension's RunOutput cannot cross processes."""
+        for name in ("flows", "queues", "switches", "timeseries", "trace", "flow_state"):
+            getattr(self, name)
+        return dict(self.__dict__, _output=None)
+
+    def _build(self, table: str) -> pd.DataFrame:
+        import pandas as pd
+
+        if self._output is None:
+            return pd.DataFrame(columns=_EMPTY_COLUMNS[table])
+        df = _frame(self._output.table(table))
+        return with_microseconds(df) if table == "flows" else df
+
+    def _rows(self, table: str) -> int:
+        df = self._frames.get(table)
+        if df is not None or self._output is None:
+            return 0 if df is None else len(df)
+        return self._output.rows(table)
 
     def provenance(self) -> dict:
         s = self.summary
         return {"spec": self.spec, "seed": s["seed"], "version": s["version"], "wall_time_s": s["wall_time_s"],
                 "events": s["events"]}
 
-    def _write_parquet(self, df: pd.DataFrame, path: Path) -> None:
+    def _metadata(self) -> dict:
+        """Key-value metadata of every Parquet file: the provenance under `dcnsim.*`."""
+        prov = self.provenance()
+        return {"dcnsim.spec": json.dumps(prov["spec"], sort_keys=True), "dcnsim.seed": str(prov["seed"]),
+                "dcnsim.version": str(prov["version"])}
+
+    def _write_parquet(self, table: str, path: Path, derived: bool = True) -> None:
+        """From Rust while the table was never read as a DataFrame (the common case, and the same
+        file), else from the DataFrame the caller may have changed."""
+        if table not in self._frames and self._output is not None:
+            # zstd: a third smaller than snappy on flow tables, and the sweep store holds millions of rows per run
+            self._output.write_parquet(table, str(path), list(self._metadata().items()), derived and table == "flows")
+            return
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pandas(df, preserve_index=False)
-        meta = dict(table.schema.metadata or {})
-        prov = self.provenance()
-        meta[b"dcnsim.spec"] = json.dumps(prov["spec"], sort_keys=True).encode()
-        meta[b"dcnsim.seed"] = str(prov["seed"]).encode()
-        meta[b"dcnsim.version"] = str(prov["version"]).encode()
-        # zstd: a third smaller than snappy on flow tables, and the sweep store holds millions of rows per run
-        pq.write_table(table.replace_schema_metadata(meta), path, compression="zstd")
+        df = self._frames[table] if table in self._frames else self._build(table)
+        if table == "flows" and not derived:
+            df = df.drop(columns=list(MICROSECOND_COLUMNS.values()), errors="ignore")
+        t = pa.Table.from_pandas(df, preserve_index=False)
+        meta = dict(t.schema.metadata or {})
+        meta.update((k.encode(), v.encode()) for k, v in self._metadata().items())
+        pq.write_table(t.replace_schema_metadata(meta), path, compression="zstd")
 
     def save(self, out_dir, plot: bool = True, csv: bool = False, derived: bool = True) -> Path:
         """Writes flows/queues/switches.parquet (timeseries.parquet when sampled, trace.parquet and
@@ -136,21 +209,18 @@ class Result:
         Every Parquet file carries the provenance (spec, seed, version) as key-value metadata under
         `dcnsim.*`. With `csv`, the flow table is also written as flows.csv. Without `derived`, the
         flow table leaves out the microsecond copies of the exact ps times (the sweep store does:
-        `load_flows` adds them back), which is a third of its size."""
+        `load_flows` adds them back), which is a third of its size. Without `plot` and `csv`, and
+        with no table read as a DataFrame before, saving imports neither pandas nor matplotlib."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        flows = self.flows if derived else self.flows.drop(columns=list(MICROSECOND_COLUMNS.values()), errors="ignore")
-        self._write_parquet(flows, out / "flows.parquet")
+        self._write_parquet("flows", out / "flows.parquet", derived)
         if csv:
             self.flows.to_csv(out / "flows.csv", index=False)
-        self._write_parquet(self.queues, out / "queues.parquet")
-        self._write_parquet(self.switches, out / "switches.parquet")
-        if len(self.timeseries):
-            self._write_parquet(self.timeseries, out / "timeseries.parquet")
-        if len(self.trace):
-            self._write_parquet(self.trace, out / "trace.parquet")
-        if len(self.flow_state):
-            self._write_parquet(self.flow_state, out / "flow_state.parquet")
+        self._write_parquet("ports", out / "queues.parquet")
+        self._write_parquet("switches", out / "switches.parquet")
+        for table in ("timeseries", "trace", "flow_state"):
+            if self._rows(table):
+                self._write_parquet(table, out / f"{table}.parquet")
         (out / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
         if plot:
             from .plots import slowdown_by_size

@@ -187,10 +187,10 @@ def run(spec: SpecLike, *, progress: bool = False) -> Result:
     SpecError for a bad spec, SimulationError if the run itself fails."""
     text = _to_json(as_spec(spec))
     try:
-        raw = _interruptible(_core.run, text, progress)
+        output = _interruptible(_core.run, text, progress)
     except _core.SpecError as e:
         raise SpecError.from_core(e) from None
-    return Result.from_raw(raw)
+    return Result.from_core(output)
 
 
 # An event (set by another process) that also stops runs, as Ctrl-C does: a sweep's worker processes

@@ -16,9 +16,14 @@ def test_run_writes_outputs_and_prints_a_summary(tmp_path, small_toml):
     spec.write_text(small_toml)
     p = dcnsim("run", str(spec), "--out", str(tmp_path / "out"))
     assert p.returncode == 0, p.stderr
-    for name in ["flows.parquet", "queues.parquet", "switches.parquet", "summary.json", "slowdown.png"]:
+    for name in ["flows.parquet", "queues.parquet", "switches.parquet", "summary.json"]:
         assert (tmp_path / "out" / name).exists(), name
     assert "slowdown" in p.stdout and "goodput" in p.stdout
+    # The plot only when asked (--plot), and the closing line lists what was written.
+    assert not (tmp_path / "out" / "slowdown.png").exists() and "slowdown.png" not in p.stdout
+    p = dcnsim("run", str(spec), "--out", str(tmp_path / "out"), "--plot")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "out" / "slowdown.png").stat().st_size > 0 and "slowdown.png" in p.stdout
 
 
 def test_set_overrides_a_key(tmp_path, small_toml):

@@ -2,7 +2,8 @@
 //! hands the result tables back column by column. Tables can hold millions of rows, so no column
 //! crosses as one Python object per row: numbers go as little-endian bytes that numpy wraps with
 //! `frombuffer`, strings as their distinct values plus integer codes. The Python package
-//! (`dcnsim.result`) turns these into DataFrames.
+//! (`dcnsim.result`) turns these into DataFrames, and only when asked: a run's tables stay here
+//! (`RunOutput`) and are written to Parquet from Rust (`parquet_out`) without passing through Python.
 //!
 //! A panic inside the core (a dcnsim bug) never crosses into Python as pyo3's PanicException (a
 //! BaseException that sweeps cannot catch or pickle): it becomes a SimulationError naming it.
@@ -13,10 +14,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+mod parquet_out;
+
 use dcnsim_core::metrics::table::{Column, Table};
 use dcnsim_core::scenario::{self, RunError, RunOptions};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
@@ -156,11 +159,70 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
     Ok(cols)
 }
 
-/// Runs a spec given as JSON text. Returns a dict: "flows", "ports", "switches", "timeseries",
-/// "trace" and "flow_state" are tables ({column: encoded column}, see `column`), "summary" and "spec" (the spec with every
-/// default filled in) are JSON text. Raises SpecError for a bad spec, SimulationError otherwise.
-/// With `progress`, the core prints simulated time and event rate to stderr as it goes; setting
-/// `cancel` stops the run (KeyboardInterrupt).
+/// The result of a run, kept in Rust until Python asks for a part of it: `table(name)` encodes
+/// one table's columns for a DataFrame (see `column`), `write_parquet` writes one straight to a
+/// file. Table names: "flows", "ports", "switches", "timeseries", "trace", "flow_state".
+#[pyclass(frozen)]
+struct RunOutput(scenario::RunOutput);
+
+impl RunOutput {
+    fn get(&self, name: &str) -> PyResult<&Table> {
+        let o = &self.0;
+        Ok(match name {
+            "flows" => &o.flows,
+            "ports" => &o.ports,
+            "switches" => &o.switches,
+            "timeseries" => &o.timeseries,
+            "trace" => &o.trace,
+            "flow_state" => &o.flow_state,
+            _ => return Err(PyValueError::new_err(format!("no result table named {name:?}"))),
+        })
+    }
+}
+
+#[pymethods]
+impl RunOutput {
+    /// Aggregates and provenance, as JSON text.
+    #[getter]
+    fn summary(&self) -> String {
+        self.0.summary.to_string()
+    }
+
+    /// The spec with every default filled in, as JSON text.
+    #[getter]
+    fn spec(&self) -> String {
+        self.0.resolved_spec.to_string()
+    }
+
+    fn rows(&self, name: &str) -> PyResult<usize> {
+        Ok(self.get(name)?.rows())
+    }
+
+    /// {column: encoded column}, in the core's column order.
+    fn table<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+        table(py, self.get(name)?)
+    }
+
+    /// Writes one table to `path` as zstd Parquet with `metadata` (key, value) pairs; `micros`
+    /// adds the flow table's microsecond copies of its picosecond times. Runs without the
+    /// interpreter lock.
+    #[pyo3(signature = (name, path, metadata, micros = false))]
+    fn write_parquet(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        path: &str,
+        metadata: Vec<(String, String)>,
+        micros: bool,
+    ) -> PyResult<()> {
+        let t = self.get(name)?;
+        py.detach(|| parquet_out::write(t, path, &metadata, micros)).map_err(PyOSError::new_err)
+    }
+}
+
+/// Runs a spec given as JSON text; returns a `RunOutput`. Raises SpecError for a bad spec,
+/// SimulationError otherwise. With `progress`, the core prints simulated time and event rate to
+/// stderr as it goes; setting `cancel` stops the run (KeyboardInterrupt).
 #[pyfunction]
 #[pyo3(signature = (spec_json, progress = false, cancel = None))]
 fn run<'py>(
@@ -168,21 +230,11 @@ fn run<'py>(
     spec_json: &str,
     progress: bool,
     cancel: Option<&Bound<'py, CancelFlag>>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<RunOutput> {
     let spec = parse(spec_json)?;
     let opts = RunOptions { progress, cancel: cancel.map(|c| c.get().0.clone()) };
     // The interpreter lock is released: other Python threads keep running during a long simulation.
-    let out = guarded(py, || scenario::run(&spec, &opts))?;
-    let d = PyDict::new(py);
-    d.set_item("flows", table(py, &out.flows)?)?;
-    d.set_item("ports", table(py, &out.ports)?)?;
-    d.set_item("switches", table(py, &out.switches)?)?;
-    d.set_item("timeseries", table(py, &out.timeseries)?)?;
-    d.set_item("trace", table(py, &out.trace)?)?;
-    d.set_item("flow_state", table(py, &out.flow_state)?)?;
-    d.set_item("summary", out.summary.to_string())?;
-    d.set_item("spec", out.resolved_spec.to_string())?;
-    Ok(d)
+    Ok(RunOutput(guarded(py, || scenario::run(&spec, &opts))?))
 }
 
 /// Validates a spec (JSON text) without running it; returns the resolved spec (every default
@@ -233,6 +285,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_class::<CancelFlag>()?;
+    m.add_class::<RunOutput>()?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", dcnsim_core::VERSION)?;

@@ -12,15 +12,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import List, Optional
-
-import pandas as pd
+from typing import TYPE_CHECKING, List, Optional
 
 from ..errors import SpecError, UsageError
-from .executors import run_local, run_ray
 from .progress import Progress
 from .spec import SweepSpec, as_sweep, compile_filter, load_sweep
 from .store import SINGLE_RUN_KEY, Store, run_key
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["sweep", "run_sweep", "stored_sweep", "results", "load_flows", "load_sweep", "SweepSpec", "run_key",
            "compile_filter"]
@@ -44,6 +44,8 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
             SpecError("axes", "the sweep has no runs")
     if Path(out).exists() and not Path(out).is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory (a sweep's results are a directory of files)")
+    from .executors import run_local, run_ray  # multiprocessing: imported when a sweep runs, not with dcnsim
+
     store = Store(out)
     keyed = [(run_key(s), values, s) for values, s in runs]
     store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in keyed])
@@ -175,6 +177,8 @@ def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) 
     """One row per run stored in `out`: key, sweep, status (done, failed, running, missing),
     error, axis values, metrics. Every sweep run into `out` is listed (`sweep` names one), each run
     once. `out` may also be a directory written by `dcnsim run` (one row, key ".")."""
+    import pandas as pd
+
     store = Store.open(out)
     if store.single_run:
         df = pd.DataFrame([{"key": SINGLE_RUN_KEY, "sweep": None, **_run_row(store, SINGLE_RUN_KEY)}])
@@ -204,6 +208,8 @@ def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) 
 
 def load_flows(out, key: str) -> pd.DataFrame:
     """The per-flow table of one finished run (key "." for a `dcnsim run` directory)."""
+    import pandas as pd
+
     from ..result import with_microseconds
 
     return with_microseconds(pd.read_parquet(Store.open(out).run_dir(key) / "flows.parquet"))

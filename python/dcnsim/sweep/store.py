@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
-import socket
 import threading
 import time
 from pathlib import Path
@@ -45,6 +43,8 @@ def canonical(obj) -> str:
 
 
 def _file_digest(path: str) -> Optional[str]:
+    import hashlib  # OpenSSL: 4 MB and milliseconds that `import dcnsim` need not pay
+
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
@@ -67,6 +67,8 @@ def named_files(resolved: dict) -> List[str]:
 def run_key(spec: dict) -> str:
     """Key of a run: the resolved spec (defaults filled in, so key order and spelt-out defaults do
     not matter), the contents of every file it names, and the software version."""
+    import hashlib
+
     resolved = resolve(spec)
     files = {f: _file_digest(f) for f in named_files(resolved)}
     doc = canonical({"spec": resolved, "files": files, "version": __version__})
@@ -178,6 +180,8 @@ class Store:
 
     def claim(self, key: str) -> bool:
         """Takes the run for this process; False if a live owner holds it."""
+        import socket
+
         p = self._claim_path(key)
         me = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "since": time.time()})
         for _ in range(3):
@@ -213,6 +217,8 @@ class Store:
             age = 0.0  # being written: its owner is alive
         if age > STALE_CLAIM_S:
             return True  # no heartbeat
+        import socket
+
         if owner.get("host") == socket.gethostname() and isinstance(owner.get("pid"), int):
             return not _pid_alive(owner["pid"])
         return False
