@@ -5,7 +5,8 @@
 use super::rate::RateTransport;
 use super::window::WindowTransport;
 use super::{
-    dart, dcpim, dcqcn, dctcp, dctcp_rate, dx, expresspass, homa, hpcc, hull, ndp, newreno, rcp, sird, swift, timely,
+    dart, dcpim, dcqcn, dctcp, dctcp_rate, dx, expresspass, homa, hpcc, hull, mptcp, ndp, newreno, rcp, sird, swift,
+    timely,
 };
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
@@ -139,6 +140,7 @@ registry! {
     ExpressPass => expresspass::Xpass,
     Homa => homa::Homa,
     Dcpim => dcpim::Dcpim,
+    Mptcp => mptcp::Mptcp,
 }
 
 impl TransportConfig {

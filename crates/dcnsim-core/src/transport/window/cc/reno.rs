@@ -35,6 +35,11 @@ impl RenoWindow {
     }
 
     #[inline]
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
+    #[inline]
     pub fn ssthresh(&self) -> f64 {
         self.ssthresh
     }
