@@ -23,12 +23,17 @@ pub struct Lia {
     /// Alpha and the connection's total window (bytes), as of the ACK being processed.
     alpha: f64,
     total: f64,
+    /// False: every subflow is plain Reno (htsim's `UNCOUPLED`, the baseline LIA improves on).
+    coupled: bool,
 }
 
 impl Lia {
-    pub fn new(w: &WindowSetup) -> Lia {
+    /// A subflow's controller; `ssthresh`: where its first slow start ends (bytes; `None` = at the
+    /// first loss).
+    pub fn new(w: &WindowSetup, coupled: bool, ssthresh: Option<f64>) -> Lia {
         let w = RenoWindow::new(w);
-        Lia { w, alpha: 1.0, total: w.cwnd() }
+        let w = ssthresh.map_or(w, |b| w.with_ssthresh(b));
+        Lia { w, alpha: 1.0, total: w.cwnd(), coupled }
     }
 
     /// Sets the coupling the next ACK's increase uses.
@@ -43,23 +48,29 @@ impl Lia {
     #[inline]
     pub fn increase(&self, acked: u64, mss: u64) -> f64 {
         let per_byte = (acked * mss) as f64;
-        (self.alpha * per_byte / self.total).min(per_byte / self.w.cwnd())
+        let reno = per_byte / self.w.cwnd();
+        if self.coupled {
+            (self.alpha * per_byte / self.total).min(reno)
+        } else {
+            reno
+        }
     }
 }
 
 /// (alpha, total window) of a connection whose subflows have windows `cwnd` (bytes) and smoothed
 /// RTTs `rtt` (any unit; a subflow without a sample uses the caller's fallback). RFC 6356 eq. 2.
 pub fn coupling(subflows: impl IntoIterator<Item = (f64, f64)>) -> (f64, f64) {
-    let mut total = 0.0;
-    let mut best = 0.0f64;
-    let mut sum = 0.0;
+    let (mut total, mut best, mut sum, mut n) = (0.0, 0.0f64, 0.0, 0);
     for (cwnd, rtt) in subflows {
         debug_assert!(cwnd > 0.0 && rtt > 0.0);
         total += cwnd;
         best = best.max(cwnd / (rtt * rtt));
         sum += cwnd / rtt;
+        n += 1;
     }
-    (total * best / (sum * sum), total)
+    // One subflow: alpha is 1 (exactly, so that the connection is NewReno bit for bit).
+    let alpha = if n == 1 { 1.0 } else { total * best / (sum * sum) };
+    (alpha, total)
 }
 
 impl CongestionControl for Lia {
@@ -108,12 +119,8 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ca(iw: u64) -> Lia {
-        Lia::new(&WindowSetup {
-            mss_bytes: MSS,
-            initial_window_packets: iw,
-            max_window_packets: None,
-            slow_start: false,
-        })
+        let w = WindowSetup { mss_bytes: MSS, initial_window_packets: iw, max_window_packets: None, slow_start: false };
+        Lia::new(&w, true, None)
     }
 
     fn ack(acked: u64) -> AckInfo {
@@ -145,7 +152,7 @@ mod tests {
     #[test]
     fn a_lone_subflow_is_reno_and_the_increase_never_beats_reno_on_its_path() {
         let (alpha, total) = coupling([(20_000.0, 3.0)]);
-        assert!((alpha - 1.0).abs() < 1e-12);
+        assert_eq!(alpha, 1.0);
         let mut s = ca(20);
         s.couple((alpha, total));
         assert_eq!(s.increase(MSS, MSS), MSS as f64 * MSS as f64 / 20_000.0);
@@ -155,6 +162,24 @@ mod tests {
         let w0 = s.window_bytes();
         s.on_ack(&ack(MSS));
         assert_eq!(s.window_bytes(), w0 + 50.0);
+        // Uncoupled, a subflow grows as Reno whatever the coupling says.
+        let mut u = Lia { coupled: false, ..ca(20) };
+        u.couple((0.01, 1e9));
+        assert_eq!(u.increase(MSS, MSS), MSS as f64 * MSS as f64 / 20_000.0);
+    }
+
+    #[test]
+    fn the_initial_ssthresh_ends_slow_start() {
+        let w = WindowSetup { mss_bytes: MSS, initial_window_packets: 10, max_window_packets: None, slow_start: true };
+        let mut s = Lia::new(&w, true, Some(15_000.0));
+        s.couple((1.0, 10_000.0));
+        for _ in 0..5 {
+            s.on_ack(&ack(MSS));
+        }
+        assert_eq!(s.window_bytes(), 15_000.0, "slow start: one MSS per ACK up to ssthresh");
+        s.couple((1.0, 15_000.0));
+        s.on_ack(&ack(MSS));
+        assert!((s.window_bytes() - (15_000.0 + MSS as f64 * MSS as f64 / 15_000.0)).abs() < 1e-9);
     }
 
     #[test]

@@ -17,7 +17,8 @@
 //!   hash key, so subflows may collide as real subflows with distinct ports do.
 //! - Each subflow is the window sender ([`crate::transport::window::sender`]): slow start, fast
 //!   retransmit, NewReno fast recovery, RTO with back-off and go-back-N, its own RTT estimator.
-//! - LIA in congestion avoidance ([`lia`]): alpha from every subflow's window and smoothed RTT at
+//! - LIA in congestion avoidance ([`lia`]; `coupling = "uncoupled"` makes every subflow a plain
+//!   Reno, htsim's `UNCOUPLED`, for comparison): alpha from every subflow's window and smoothed RTT at
 //!   each ACK (htsim recomputes it when a window crosses an MSS boundary; a subflow without an RTT
 //!   sample counts with the ACK's sample). Cuts are per subflow (Reno's halving; timeout to 1 MSS).
 //! - A connection-level scheduler: data goes, a segment at a time, to whichever subflow's window
@@ -29,8 +30,8 @@
 //! starts at once), a data-level ACK and receive window (the receiver buffers without limit),
 //! reinjection of a subflow's unacknowledged data onto another subflow, the "lowest RTT first"
 //! choice among several subflows with room at the same instant (they fill in index order), delayed
-//! ACKs, SACK, ECN (data is not ECN-capable), htsim's initial ssthresh of 15 packets (slow start runs
-//! to the first loss), OLIA/BALIA.
+//! ACKs, SACK, ECN (data is not ECN-capable), OLIA/BALIA. htsim's initial ssthresh (15 packets in
+//! its MPTCP runs) is the key `initial_ssthresh_packets` (unset: slow start runs to the first loss).
 //!
 //! Packet fields: `seq` = subflow byte offset; `ack` = the subflow's cumulative ACK; `ts` = send
 //! time, echoed; `aux` = subflow index; `path` = the subflow's ECMP key or source route. Timers:
@@ -59,6 +60,10 @@ pub struct MptcpConfig {
     pub sender: SenderConfig,
     /// Subflows per connection (fewer when the hosts have fewer equal-cost paths).
     pub subflows: u32,
+    /// LIA's coupled increase (`coupling = "lia"`), or independent Reno subflows (`"uncoupled"`).
+    pub coupled: bool,
+    /// Where each subflow's first slow start ends (bytes); `None` = at the first loss.
+    pub initial_ssthresh: Option<f64>,
 }
 
 pub struct Mptcp {
@@ -74,7 +79,9 @@ impl Mptcp {
     /// The ECMP keys or source routes of a connection's `k` subflows out of `paths` paths.
     fn path_keys(&mut self, id: FlowId, k: u64, paths: u64) -> Vec<u32> {
         if self.cfg.sender.lb != LoadBalancing::Source {
-            return (0..k).map(|i| mix64(id as u64 ^ (i << 40) ^ 0x6d70_7463) as u32).collect();
+            // Subflow 0 hashes as a single-path connection of the window sender does (so one subflow
+            // is NewReno exactly), the others on keys of their own.
+            return (0..k).map(|i| mix64((id as u64 ^ 0x5eed).wrapping_add(i << 40)) as u32).collect();
         }
         let paths = paths.min(u32::MAX as u64);
         let mut keys: Vec<u32> = Vec::with_capacity(k as usize);
@@ -117,8 +124,23 @@ impl Protocol for Mptcp {
             "subflows",
             format!("must be in [1, {MAX_SUBFLOWS}], got {subflows}"),
         )?;
+        let coupling = s.choice_or("coupling", &["lia", "uncoupled"], "lia",
+            "[mptcp] \"lia\": RFC 6356's linked increases; \"uncoupled\": every subflow a plain Reno (htsim's UNCOUPLED, the baseline LIA improves on)")?;
+        let ssthresh = s.u64_opt(
+            "initial_ssthresh_packets",
+            "packets",
+            "[mptcp] where each subflow's first slow start ends (htsim's MPTCP runs: 15); unset = at the first loss",
+        )?;
+        if let Some(p) = ssthresh {
+            s.ensure(
+                (1..=1_000_000).contains(&p),
+                "initial_ssthresh_packets",
+                format!("must be in [1, 1000000], got {p}"),
+            )?;
+        }
         let (window, sender) = read_shared(s, env, false)?;
-        Ok(MptcpConfig { window, sender, subflows: subflows as u32 })
+        let initial_ssthresh = ssthresh.map(|p| (p * window.mss_bytes) as f64);
+        Ok(MptcpConfig { window, sender, subflows: subflows as u32, coupled: coupling == "lia", initial_ssthresh })
     }
 
     fn name(_cfg: &MptcpConfig) -> &'static str {
@@ -159,7 +181,15 @@ impl Protocol for Mptcp {
             .into_iter()
             .enumerate()
             .map(|(i, key)| {
-                Conn::new(id, src, dst, 0, &self.cfg.sender, Lia::new(&self.cfg.window)).on_subflow(i as u8, key)
+                Conn::new(
+                    id,
+                    src,
+                    dst,
+                    0,
+                    &self.cfg.sender,
+                    Lia::new(&self.cfg.window, self.cfg.coupled, self.cfg.initial_ssthresh),
+                )
+                .on_subflow(i as u8, key)
             })
             .collect();
         self.subflows_opened += k;
