@@ -21,6 +21,9 @@
 //!   Reno, htsim's `UNCOUPLED`, for comparison): alpha from every subflow's window and smoothed RTT at
 //!   each ACK (htsim recomputes it when a window crosses an MSS boundary; a subflow without an RTT
 //!   sample counts with the ACK's sample). Cuts are per subflow (Reno's halving; timeout to 1 MSS).
+//! - `rto_jitter` (default 0): each subflow's RTO scaled by a uniform factor in [1, 1 + x]
+//!   (Vasudevan et al., SIGCOMM'09, desynchronise retransmissions with RTO x (1 + rand(0.5)));
+//!   it spreads the timeouts of the many subflows an incast loses at once.
 //! - A connection-level scheduler: data goes, a segment at a time, to whichever subflow's window
 //!   has room (each subflow pulls data as its ACKs open its window) ([`conn`]).
 //! - Reassembly at the receiver: per-subflow cumulative ACKs, connection-level delivery counting
@@ -64,6 +67,8 @@ pub struct MptcpConfig {
     pub coupled: bool,
     /// Where each subflow's first slow start ends (bytes); `None` = at the first loss.
     pub initial_ssthresh: Option<f64>,
+    /// Each RTO is scaled by a uniform factor in [1, 1 + x]; 0 = exact.
+    pub rto_jitter: f64,
 }
 
 pub struct Mptcp {
@@ -138,9 +143,19 @@ impl Protocol for Mptcp {
                 format!("must be in [1, 1000000], got {p}"),
             )?;
         }
+        let rto_jitter = s.f64_or("rto_jitter", 0.0, "fraction",
+            "[mptcp] each retransmission timeout is scaled by a uniform factor in [1, 1 + x], desynchronising the subflows' timeouts (Vasudevan et al., SIGCOMM'09: 0.5); 0 = exact")?;
+        s.ensure((0.0..=1.0).contains(&rto_jitter), "rto_jitter", format!("must be in [0, 1], got {rto_jitter}"))?;
         let (window, sender) = read_shared(s, env, false)?;
         let initial_ssthresh = ssthresh.map(|p| (p * window.mss_bytes) as f64);
-        Ok(MptcpConfig { window, sender, subflows: subflows as u32, coupled: coupling == "lia", initial_ssthresh })
+        Ok(MptcpConfig {
+            window,
+            sender,
+            subflows: subflows as u32,
+            coupled: coupling == "lia",
+            initial_ssthresh,
+            rto_jitter,
+        })
     }
 
     fn name(_cfg: &MptcpConfig) -> &'static str {
@@ -181,15 +196,13 @@ impl Protocol for Mptcp {
             .into_iter()
             .enumerate()
             .map(|(i, key)| {
-                Conn::new(
-                    id,
-                    src,
-                    dst,
-                    0,
-                    &self.cfg.sender,
-                    Lia::new(&self.cfg.window, self.cfg.coupled, self.cfg.initial_ssthresh),
-                )
-                .on_subflow(i as u8, key)
+                let cc = Lia::new(&self.cfg.window, self.cfg.coupled, self.cfg.initial_ssthresh);
+                let sub = Conn::new(id, src, dst, 0, &self.cfg.sender, cc).on_subflow(i as u8, key);
+                if self.cfg.rto_jitter > 0.0 {
+                    sub.with_rto_jitter(self.cfg.rto_jitter, Rng::seed_from(self.rng.next_u64()))
+                } else {
+                    sub
+                }
             })
             .collect();
         self.subflows_opened += k;

@@ -23,7 +23,7 @@
 
 use super::cc::{AckInfo, AckPhase, CongestionControl, LossInfo};
 use super::pool::Warm;
-use crate::engine::rng::mix64;
+use crate::engine::rng::{mix64, Rng};
 use crate::engine::time::Time;
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::transport::parts::{ReceivedBytes, RttEstimator};
@@ -92,6 +92,9 @@ pub struct Conn<C> {
     path_key: u32,
     /// Subflow index of an MPTCP connection (0 otherwise): carried in `aux` and the timer kinds.
     subflow: u8,
+    /// Each armed RTO is scaled by a uniform factor in [1, 1 + x] drawn from this stream
+    /// (desynchronises retransmissions; MPTCP's `rto_jitter`); `None` = exact RTOs.
+    rto_jitter: Option<(f64, Rng)>,
     // Sender.
     snd_una: u64,
     snd_nxt: u64,
@@ -124,6 +127,7 @@ impl<C: CongestionControl> Conn<C> {
             size,
             path_key: mix64(id as u64 ^ 0x5eed) as u32,
             subflow: 0,
+            rto_jitter: None,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -158,6 +162,13 @@ impl<C: CongestionControl> Conn<C> {
         debug_assert!(index < 64 && self.snd_max == 0);
         self.subflow = index;
         self.path_key = path_key;
+        self
+    }
+
+    /// Scales every RTO by a uniform factor in [1, 1 + `x`] drawn from `rng`.
+    pub fn with_rto_jitter(mut self, x: f64, rng: Rng) -> Conn<C> {
+        debug_assert!((0.0..=1.0).contains(&x));
+        self.rto_jitter = Some((x, rng));
         self
     }
 
@@ -293,7 +304,15 @@ impl<C: CongestionControl> Conn<C> {
 
     fn arm_rto(&mut self, ctx: &mut Ctx) {
         if self.snd_una < self.snd_nxt {
-            let deadline = *self.rto_deadline.get_or_insert(ctx.now() + self.rtt.backed_off_rto_ps(self.backoff));
+            if self.rto_deadline.is_none() {
+                let rto = self.rtt.backed_off_rto_ps(self.backoff);
+                let rto = match &mut self.rto_jitter {
+                    Some((x, rng)) => (rto as f64 * (1.0 + *x * rng.uniform())) as Time,
+                    None => rto,
+                };
+                self.rto_deadline = Some(ctx.now() + rto);
+            }
+            let deadline = self.rto_deadline.expect("set above");
             if !self.rto_timer_pending {
                 self.rto_timer_pending = true;
                 ctx.set_timer(deadline, timer_kind(TIMER_RTO, self.subflow), self.id);
