@@ -12,7 +12,7 @@ fn window_gbps(out: &dcnsim_core::scenario::RunOutput) -> Vec<f64> {
 
 /// A permutation of long flows on the k = 6 fat tree (54 hosts, 9 paths between pods), 9 KB
 /// packets and 200-packet drop-tail queues (the NDP paper's MPTCP and TCP setting), htsim's TCP
-/// timers (1 ms RTO floor; 10 ms before the first RTT sample, its scanner's granularity).
+/// timers (checked every 10 ms by its scanner: a 10 ms RTO floor).
 fn permutation(transport: &str, routing: &str) -> dcnsim_core::scenario::RunOutput {
     run_checked(&spec(&format!(
         "seed = 1\nduration_us = 8000.0\n[measure]\nwarmup_us = 2000.0\n[net]\nmtu_bytes = 9000\nheader_bytes = 64\n\
@@ -24,7 +24,7 @@ fn permutation(transport: &str, routing: &str) -> dcnsim_core::scenario::RunOutp
 
 #[test]
 fn eight_subflows_fill_a_permutation_that_single_path_tcp_over_ecmp_does_not() {
-    let timers = "min_rto_us = 1000.0\ninitial_rto_us = 10000.0";
+    let timers = "min_rto_us = 10000.0\ninitial_rto_us = 10000.0";
     let mptcp =
         permutation(&format!("protocol = \"mptcp\"\nsubflows = 8\ninitial_ssthresh_packets = 15\n{timers}"), "source");
     let tcp = permutation(&format!("protocol = \"newreno\"\n{timers}"), "ecmp");
