@@ -144,6 +144,12 @@ registry! {
 }
 
 impl TransportConfig {
+    /// The transport spreads a flow over several paths whatever the routing mode (MPTCP's subflows
+    /// have ECMP keys of their own): the ideal FCT is then the multipath one.
+    pub fn multipath(&self) -> bool {
+        matches!(self, TransportConfig::Mptcp(c) if c.subflows > 1)
+    }
+
     /// Reads a `[transport]` table: `protocol` picks the protocol, which reads the other keys. In
     /// describe mode every protocol documents its keys under its own name.
     pub fn read(s: &mut Section, env: &SpecEnv) -> SpecResult<TransportConfig> {
