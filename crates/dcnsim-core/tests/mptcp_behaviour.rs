@@ -103,3 +103,21 @@ fn one_subflow_is_newreno_exactly() {
         assert_eq!(reno.summary["transport"][k], one.summary["transport"][k], "{k}");
     }
 }
+
+#[test]
+fn bad_mptcp_keys_name_their_field() {
+    let base = "duration_us = 10.0\n[topology]\nkind = \"single_switch\"\nhosts = 2\nhost_rate_gbps = 10.0\n\
+                [[workload]]\nkind = \"flow_list\"\nflows = [[0, 1, 1000, 0.0]]\n[transport]\nprotocol = \"mptcp\"\n";
+    let cases = [
+        ("subflows = 0", "transport.subflows", "[1, 64]"),
+        ("subflows = 65", "transport.subflows", "[1, 64]"),
+        ("coupling = \"olia\"", "transport.coupling", "lia"),
+        ("rto_jitter = 1.5", "transport.rto_jitter", "[0, 1]"),
+        ("initial_ssthresh_packets = 0", "transport.initial_ssthresh_packets", "[1, 1000000]"),
+        ("init_cwnd_packets = 4", "transport.init_cwnd_packets", "renamed to `initial_window_packets`"),
+    ];
+    let failures = spec_error_mismatches(
+        cases.map(|(line, field, msg)| (line.to_string(), spec(&format!("{base}{line}\n")), field.into(), msg.into())),
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+}
