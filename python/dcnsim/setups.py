@@ -148,6 +148,23 @@ _SETUPS = [
               "routing": {"load_balancing": "ecmp"},
               "net": {"mtu_bytes": 9000, "header_bytes": 64},
           }),
+    # Section 6.1: "DCTCP and MPTCP use 200 packet output queues". The rest is htsim's, the simulator
+    # behind the paper's figures (its MPTCP permutation runs): 8 subflows on distinct random source
+    # routes with linked increases (COUPLED_INC), initial window 10 and ssthresh 15 packets per
+    # subflow. htsim's TcpSrc floors its RTO at 1 ms, but its timers are checked by a scanner every
+    # 10 ms, so no timeout fires sooner: a 10 ms floor here. With a 1 ms floor, timeouts fire while
+    # packets sit behind 200 x 9 KB queues (1.44 ms each) and go-back-N floods the fabric: on the
+    # 128-host tree over 100-200 ms, 867 timeouts and 6 flows below 5 Gb/s, against none with 10 ms
+    # (docs/protocols/mptcp.md).
+    Setup("mptcp-ndp-paper", "MPTCP as the NDP paper runs it (htsim): 9 KB packets, 200-packet drop-tail queues, "
+          "8 subflows with linked increases on distinct source routes, initial window 10 and ssthresh 15 packets "
+          "per subflow, 10 ms RTO floor (htsim's timer scan)", {
+              "transport": {"protocol": "mptcp", "subflows": 8, "initial_window_packets": 10,
+                            "initial_ssthresh_packets": 15, "min_rto_us": 10000.0, "initial_rto_us": 10000.0},
+              "queue": {"limit_packets": 200},
+              "routing": {"load_balancing": "source"},
+              "net": dict(NDP_PAPER_NET),
+          }),
     Setup("phost-ndp-paper", "pHost as the NDP paper's baseline: 9 KB packets, 8-packet drop-tail queues with two "
           "priority classes, per-packet spraying, no trimming", {
               "transport": {"protocol": "phost"},

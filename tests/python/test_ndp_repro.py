@@ -17,7 +17,7 @@ def test_every_run_of_the_ndp_reproductions_is_a_valid_spec(name, quick):
     assert runs
     for _, spec in runs:
         resolved = dcnsim.resolve(spec)
-        assert resolved["transport"]["protocol"] in ("ndp", "dctcp", "phost", "dcqcn")
+        assert resolved["transport"]["protocol"] in ("ndp", "dctcp", "phost", "dcqcn", "mptcp")
 
 
 def test_fig22_slows_one_direction_and_compares_penalties_at_the_papers_window():

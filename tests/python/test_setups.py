@@ -62,10 +62,10 @@ def test_a_setup_axis_compares_protocols(tmp_path):
 def test_the_reproductions_use_the_setups():
     axes = repro.get("ndp-fig14").build(True).axes
     assert [s for s, _ in axes["setup,switch"]] == ["ndp-paper", "dctcp-ndp-paper", "phost-ndp-paper",
-                                                 "dcqcn-ndp-paper"]
+                                                 "dcqcn-ndp-paper", "mptcp-ndp-paper"]
     assert {s["setup"] for _, s in repro.get("sird-table5").build(True).runs()} == set(sird_common.SETUPS.values())
     specs = [dcnsim.resolve(s) for _, s in repro.get("ndp-fig16").build(True).runs()]
-    assert {s["transport"]["protocol"] for s in specs} == {"ndp", "dctcp", "phost"}
+    assert {s["transport"]["protocol"] for s in specs} == {"ndp", "dctcp", "phost", "mptcp"}
 
 
 def test_expansion_does_not_touch_the_callers_spec():

@@ -159,6 +159,7 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             (format!("limit_packets = {limit}\n{ecn}"), &["ecmp", "spray"])
         }
         "expresspass" => (format!("limit_packets = {}\n", 10 + rng.below(250)), &["ecmp", "spray"]),
+        "mptcp" => (format!("limit_packets = {}\n", 10 + rng.below(200)), &["source", "ecmp", "spray"]),
         // A protocol this test does not know yet: plain queues; a routing mode it rejects shows as
         // a spec error naming it (add its settings here).
         _ => ("limit_packets = 100\n".into(), &["ecmp", "spray", "source"]),
@@ -175,6 +176,7 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             format!("recovery = \"{}\"\n{int}", pick(rng, &["go_back_n", "irn"]))
         }
         "hull" => "[switch]\nphantom_queue = true\n".into(),
+        "mptcp" => format!("subflows = {}\nrto_jitter = {}\n", 1 + rng.below(8), pick(rng, &["0.0", "0.5"])),
         _ => String::new(),
     };
     format!("[queue]\n{queue}[routing]\nload_balancing = \"{lb}\"\n[transport]\nprotocol = \"{protocol}\"\n{extra}")
@@ -234,7 +236,9 @@ fn random_spec(rng: &mut Rng, protocol: &str, case: &str) -> String {
 fn random_runs_hold_every_invariant() {
     let cases: u64 = std::env::var("DCNSIM_RANDOM_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
     let seed: u64 = std::env::var("DCNSIM_RANDOM_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
-    for (protocol, _) in dcnsim_core::transport::protocols() {
+    for (protocol, _) in
+        dcnsim_core::transport::protocols().into_iter().filter(|p| std::env::var("ONLY").map_or(true, |o| o == p.0))
+    {
         let mut rng = Rng::for_component(seed, protocol);
         for i in 0..cases {
             let case = format!("random-{protocol}-{seed}-{i}");

@@ -106,8 +106,9 @@ fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
     let mut fcts_us: Vec<f64> = Vec::new();
     let mut unfinished_sizes: Vec<u64> = Vec::new();
     for (i, r) in sim.flows.records.iter().enumerate() {
-        let lb = spec.transports[spec.component_transport[r.component as usize] as usize].load_balancing;
-        let multipath = !matches!(lb, LoadBalancing::Ecmp | LoadBalancing::Symmetric);
+        let setup = &spec.transports[spec.component_transport[r.component as usize] as usize];
+        let multipath =
+            !matches!(setup.load_balancing, LoadBalancing::Ecmp | LoadBalancing::Symmetric) || setup.config.multipath();
         let id_fct = ideal_over(r.size, fr.mss(), fr.header_bytes, &paths.crossing(r.src, r.dst), multipath);
         let f = r.end.map(|e| e - r.start);
         if let Some(f) = f.filter(|&f| f < id_fct) {

@@ -28,6 +28,7 @@ pub mod expresspass;
 pub mod homa;
 pub mod hpcc;
 pub mod hull;
+pub mod mptcp;
 pub mod ndp;
 pub mod needs;
 pub mod newreno;

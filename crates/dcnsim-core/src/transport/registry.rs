@@ -5,7 +5,8 @@
 use super::rate::RateTransport;
 use super::window::WindowTransport;
 use super::{
-    dart, dcpim, dcqcn, dctcp, dctcp_rate, dx, expresspass, homa, hpcc, hull, ndp, newreno, rcp, sird, swift, timely,
+    dart, dcpim, dcqcn, dctcp, dctcp_rate, dx, expresspass, homa, hpcc, hull, mptcp, ndp, newreno, rcp, sird, swift,
+    timely,
 };
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
@@ -139,9 +140,16 @@ registry! {
     ExpressPass => expresspass::Xpass,
     Homa => homa::Homa,
     Dcpim => dcpim::Dcpim,
+    Mptcp => mptcp::Mptcp,
 }
 
 impl TransportConfig {
+    /// The transport spreads a flow over several paths whatever the routing mode (MPTCP's subflows
+    /// have ECMP keys of their own): the ideal FCT is then the multipath one.
+    pub fn multipath(&self) -> bool {
+        matches!(self, TransportConfig::Mptcp(c) if c.subflows > 1)
+    }
+
     /// Reads a `[transport]` table: `protocol` picks the protocol, which reads the other keys. In
     /// describe mode every protocol documents its keys under its own name.
     pub fn read(s: &mut Section, env: &SpecEnv) -> SpecResult<TransportConfig> {

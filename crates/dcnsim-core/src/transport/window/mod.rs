@@ -86,8 +86,9 @@ pub struct WindowConfig<P> {
 /// The timer that hands a message to the sender's stack once its OS overhead has passed (id = flow).
 const TIMER_START: u8 = 2;
 
-/// Reads the keys every window protocol shares.
-fn read_shared(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecResult<(WindowSetup, SenderConfig)> {
+/// Reads the keys every window protocol shares (MPTCP's subflows read them too; the caller refuses
+/// source routing where it does not choose routes).
+pub(crate) fn read_shared(s: &mut Section, env: &SpecEnv, ecn: bool) -> SpecResult<(WindowSetup, SenderConfig)> {
     s.renamed("init_cwnd_packets", "initial_window_packets")?;
     s.renamed("max_cwnd_packets", "max_window_packets")?;
     s.renamed("ack_priority", "control_priority")?;
@@ -111,7 +112,6 @@ fn read_shared(s: &mut Section, name: &str, env: &SpecEnv, ecn: bool) -> SpecRes
     s.ensure((1..=100).contains(&dupack), "dupack_threshold", "must be in [1, 100]")?;
     let (data_priority, control_priority) =
         keys::read_classes(s, "priority class of data packets (0 = highest)", "priority class of ACKs (0 = highest)")?;
-    keys::refuse_source_routing(s, env, name)?;
     let window = WindowSetup {
         mss_bytes: env.framing.mss() as u64,
         initial_window_packets: iw,
@@ -209,7 +209,8 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
 
     fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config> {
         let params = P::read_params(s)?;
-        let (window, mut sender) = read_shared(s, name, env, P::ECN)?;
+        let (window, mut sender) = read_shared(s, env, P::ECN)?;
+        keys::refuse_source_routing(s, env, name)?;
         let fast_start = pbfs::read(s, env)?;
         sender.pbt_distance = if let FastStart::Pbfs(k) = fast_start { Some(k.delta) } else { None };
         P::check_env(s, name, env)?;

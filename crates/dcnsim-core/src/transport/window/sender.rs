@@ -14,11 +14,16 @@
 //! packet, echoing the packet's CE mark (ECE) and its send time stamp.
 //!
 //! Packet fields: `seq` = byte offset of the first payload byte; `ack` = cumulative ACK; `ts` =
-//! send time of the data packet, echoed by its ACK; `path` = the flow's ECMP key.
+//! send time of the data packet, echoed by its ACK; `path` = the flow's ECMP key; `aux` = the
+//! subflow index (0 unless the stream is one subflow of an MPTCP connection, `transport::mptcp`).
+//!
+//! As an MPTCP subflow ([`Conn::on_subflow`]) the stream's length grows as the connection's
+//! scheduler hands it data ([`Conn::extend`]), and its timers carry the subflow in their kind
+//! ([`timer_kind`]).
 
 use super::cc::{AckInfo, AckPhase, CongestionControl, LossInfo};
 use super::pool::Warm;
-use crate::engine::rng::mix64;
+use crate::engine::rng::{mix64, Rng};
 use crate::engine::time::Time;
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::transport::parts::{ReceivedBytes, RttEstimator};
@@ -27,6 +32,14 @@ use crate::transport::{Ctx, Framing};
 
 pub const TIMER_RTO: u8 = 0;
 pub const TIMER_PACE: u8 = 1;
+
+/// The timer kind of `base` (`TIMER_RTO` or `TIMER_PACE`) for subflow `subflow` (0 for a plain
+/// connection, so its kinds are the bases themselves).
+#[inline]
+pub fn timer_kind(base: u8, subflow: u8) -> u8 {
+    debug_assert!(base <= TIMER_PACE && subflow < 64);
+    base + 2 * subflow
+}
 
 /// The sender's fixed parameters (the controller has its own).
 #[derive(Clone, Debug, PartialEq)]
@@ -77,6 +90,11 @@ pub struct Conn<C> {
     dst: HostId,
     size: u64,
     path_key: u32,
+    /// Subflow index of an MPTCP connection (0 otherwise): carried in `aux` and the timer kinds.
+    subflow: u8,
+    /// Each armed RTO is scaled by a uniform factor in [1, 1 + x] drawn from this stream
+    /// (desynchronises retransmissions; MPTCP's `rto_jitter`); `None` = exact RTOs.
+    rto_jitter: Option<(f64, Rng)>,
     // Sender.
     snd_una: u64,
     snd_nxt: u64,
@@ -108,6 +126,8 @@ impl<C: CongestionControl> Conn<C> {
             dst,
             size,
             path_key: mix64(id as u64 ^ 0x5eed) as u32,
+            subflow: 0,
+            rto_jitter: None,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -134,6 +154,59 @@ impl<C: CongestionControl> Conn<C> {
             self.rtt = r;
         }
         self
+    }
+
+    /// The stream is subflow `index` of an MPTCP connection, on ECMP key (or source route) `path_key`;
+    /// it starts empty and grows by [`Conn::extend`].
+    pub fn on_subflow(mut self, index: u8, path_key: u32) -> Conn<C> {
+        debug_assert!(index < 64 && self.snd_max == 0);
+        self.subflow = index;
+        self.path_key = path_key;
+        self
+    }
+
+    /// Scales every RTO by a uniform factor in [1, 1 + `x`] drawn from `rng`.
+    pub fn with_rto_jitter(mut self, x: f64, rng: Rng) -> Conn<C> {
+        debug_assert!((0.0..=1.0).contains(&x));
+        self.rto_jitter = Some((x, rng));
+        self
+    }
+
+    /// Appends `bytes` to the stream (an MPTCP scheduler handing the subflow more data).
+    #[inline]
+    pub fn extend(&mut self, bytes: u64) {
+        self.size += bytes;
+    }
+
+    /// The ECMP key (or source route) the stream's packets carry.
+    #[inline]
+    pub fn path_key(&self) -> u32 {
+        self.path_key
+    }
+
+    /// The stream's length so far, and the bytes of it not yet sent.
+    #[inline]
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    #[inline]
+    pub fn unsent_bytes(&self) -> u64 {
+        self.size - self.snd_nxt
+    }
+
+    /// Every byte of the stream is acknowledged.
+    #[inline]
+    pub fn all_acked(&self) -> bool {
+        self.snd_una == self.size
+    }
+
+    /// The window admits a new segment of `len` bytes now (one segment always when nothing is in
+    /// flight, so a window under one MSS cannot stall).
+    #[inline]
+    pub fn has_room(&self, len: u64) -> bool {
+        let flight = self.snd_nxt - self.snd_una;
+        flight == 0 || (flight + len) as f64 <= self.cc.window_bytes()
     }
 
     /// What the connection keeps for its next message (its window controller, RTT estimate, path).
@@ -166,15 +239,14 @@ impl<C: CongestionControl> Conn<C> {
         let pacing = self.cc.pacing_rate();
         while self.snd_nxt < self.size {
             let len = mss.min(self.size - self.snd_nxt);
-            let flight = self.snd_nxt - self.snd_una;
-            if flight > 0 && (flight + len) as f64 > self.cc.window_bytes() {
+            if !self.has_room(len) {
                 break;
             }
             if let Some(rate) = pacing {
                 if ctx.now() < self.next_send_at {
                     if !self.pace_timer_pending {
                         self.pace_timer_pending = true;
-                        ctx.set_timer(self.next_send_at, TIMER_PACE, self.id);
+                        ctx.set_timer(self.next_send_at, timer_kind(TIMER_PACE, self.subflow), self.id);
                     }
                     break;
                 }
@@ -207,6 +279,7 @@ impl<C: CongestionControl> Conn<C> {
         p.seq = seq;
         p.ts = ctx.now();
         p.path = self.path_key;
+        p.aux = self.subflow as u32;
         p.lb = cfg.lb;
         p.prio = cfg.data_priority;
         if cfg.ecn_capable {
@@ -231,10 +304,18 @@ impl<C: CongestionControl> Conn<C> {
 
     fn arm_rto(&mut self, ctx: &mut Ctx) {
         if self.snd_una < self.snd_nxt {
-            let deadline = *self.rto_deadline.get_or_insert(ctx.now() + self.rtt.backed_off_rto_ps(self.backoff));
+            if self.rto_deadline.is_none() {
+                let rto = self.rtt.backed_off_rto_ps(self.backoff);
+                let rto = match &mut self.rto_jitter {
+                    Some((x, rng)) => (rto as f64 * (1.0 + *x * rng.uniform())) as Time,
+                    None => rto,
+                };
+                self.rto_deadline = Some(ctx.now() + rto);
+            }
+            let deadline = self.rto_deadline.expect("set above");
             if !self.rto_timer_pending {
                 self.rto_timer_pending = true;
-                ctx.set_timer(deadline, TIMER_RTO, self.id);
+                ctx.set_timer(deadline, timer_kind(TIMER_RTO, self.subflow), self.id);
             }
         } else {
             self.rto_deadline = None;
@@ -339,7 +420,7 @@ impl<C: CongestionControl> Conn<C> {
         let Some(deadline) = self.rto_deadline else { return };
         if ctx.now() < deadline {
             self.rto_timer_pending = true;
-            ctx.set_timer(deadline, TIMER_RTO, self.id);
+            ctx.set_timer(deadline, timer_kind(TIMER_RTO, self.subflow), self.id);
             return;
         }
         // Timeout: the controller collapses its window; go back to the first unacknowledged byte.

@@ -34,6 +34,17 @@ impl RenoWindow {
         self.cwnd
     }
 
+    /// Slow start ends at `bytes` (at least one MSS) instead of at the first loss.
+    pub fn with_ssthresh(mut self, bytes: f64) -> RenoWindow {
+        self.ssthresh = bytes.max(self.mss as f64);
+        self
+    }
+
+    #[inline]
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
     #[inline]
     pub fn ssthresh(&self) -> f64 {
         self.ssthresh
