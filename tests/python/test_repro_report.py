@@ -59,4 +59,4 @@ def test_numbers_are_kept_until_measured_again(tmp_path, monkeypatch):
     doc.write_text(DOC)
     # Nothing stored under this root: reading it measures nothing, so the old numbers stay.
     assert report.main(["--stored", "--root", str(tmp_path / "none"), "--json", str(js), "--write", str(doc)]) == 0
-    assert "| 1.9 | - |" in doc.read_text() and "quick at abc 2020-01-01" in doc.read_text()
+    assert "| 1.9 | - |" in doc.read_text() and "<!-- measured tiny: quick abc 2020-01-01 -->" in doc.read_text()

@@ -78,6 +78,7 @@ def table(data: dict, pattern: str) -> str:
     """One row per check of every entry matching `pattern`: the paper's number, the accepted range
     (the quick variant's when it differs), and ours on the quick and the full variant."""
     rows = ["| entry | check | paper | accepted | quick: ours | full: ours |", "|---|---|---|---|---|---|"]
+    stamps = []
     for entry in [r for r in REGISTRY if fnmatch.fnmatch(r.name, pattern)]:
         d = data.get(entry.name, {})
         measured = {v: {c["what"]: c for c in d.get(v) or []} for v in ("quick", "full")}
@@ -88,10 +89,11 @@ def table(data: dict, pattern: str) -> str:
             quick = "full only" if c.full_only else _cell(measured["quick"].get(c.what))
             rows.append(f"| `{entry.name}` | {c.what} | {_num(c.paper)} | {accepted} | {quick} | "
                         f"{_cell(measured['full'].get(c.what))} |")
-        stamp = ", ".join(f"{v} at {d[v + '_at']}" for v in ("quick", "full") if d.get(v + "_at"))
+        stamp = ", ".join(f"{v} {d[v + '_at']}" for v in ("quick", "full") if d.get(v + "_at"))
         if stamp:
-            rows[-1] += f" <!-- {stamp} -->"
-    return "\n".join(rows) + "\n"
+            stamps.append(f"{entry.name}: {stamp}")
+    # When (commit, date) each entry's numbers were measured, out of the rendered page.
+    return "\n".join(rows) + "\n" + "".join(f"<!-- measured {s} -->\n" for s in stamps)
 
 
 def write(doc: Path, data: dict) -> int:
