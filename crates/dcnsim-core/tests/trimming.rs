@@ -142,7 +142,7 @@ fn cut_payload_queues_headers_behind_data_and_never_trims_the_tail() {
 
 #[test]
 fn cut_payload_drops_beyond_the_total_limit() {
-    // Room for 3 queued data packets (a fourth being sent) and 4 headers: a 16-to-1 burst loses
+    // Room for 3 data packets (the one being sent counts) and 4 headers: a 16-to-1 burst loses
     // headers.
     let mut net = cut_payload_net(17, 4, 3 * 9000 + 4 * 64);
     let mut ev = EventQueue::new();

@@ -62,8 +62,8 @@ impl Network {
     }
 
     /// CP (`Trim::cut_payload`): one FIFO (the lowest class); a data packet over the data limit
-    /// (counting the packet being serialized) is cut to a header; whatever would take the queue
-    /// over `header_limit_bytes` is dropped.
+    /// is cut to a header; whatever would take the queue over `header_limit_bytes` is dropped.
+    /// Both limits count the data packet being serialized (htsim's queue size holds it).
     fn enqueue_cut_payload(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time, ev: &mut EventQueue) {
         let packet = *self.pool.get(pkt);
         let p = &self.ports[port as usize];
@@ -75,7 +75,7 @@ impl Network {
             self.trim_to_header(port, pkt, trim, now);
         }
         let size = self.pool.get(pkt).size as u64;
-        if self.ports[port as usize].class_bytes(class) + size <= trim.header_limit_bytes {
+        if self.ports[port as usize].class_bytes(class) + in_service as u64 + size <= trim.header_limit_bytes {
             return self.admit(port, pkt, class, now, ev);
         }
         if self.tracer.is_some() {
