@@ -11,7 +11,11 @@ full variants are always only read (run them with `dcnsim repro NAME`). The outc
 commit and date they were measured at, are merged into `docs/repro-checks.json` (an entry
 measured again replaces its old numbers; the others are kept), and `--write` rewrites every block
 of a Markdown file between `<!-- repro-checks: PATTERN -->` and `<!-- /repro-checks -->` with the
-table of the entries whose names match PATTERN (shell-style, e.g. `ndp-*`)."""
+table of the entries whose names match PATTERN (shell-style, e.g. `ndp-*`).
+
+A run's key covers its spec and the dcnsim version, not the code: after a change to the simulator,
+measure into a new root (`--root out/repro-$(git rev-parse --short HEAD)`), or stored runs of the
+old code are reported again."""
 
 from __future__ import annotations
 
