@@ -111,6 +111,17 @@ _SETUPS = [
               "routing": {"load_balancing": "source"},
               "net": dict(NDP_PAPER_NET),
           }),
+    # Fig. 2's naive trimming: CP (Cheng et al., NSDI'14) as the NDP authors' CutPayloadQueue has
+    # it: one FIFO, payloads cut above a threshold of half the buffer (8 of 16 packets here).
+    Setup("cp-ndp-paper", "NDP senders on naive trimming switches (CP, the NDP paper's Fig. 2): 9 KB packets, one "
+          "FIFO per port, payloads cut above 8 packets with the headers queued behind the data, drops above 16 "
+          "packets", {
+              "transport": {"protocol": "ndp", "initial_window_packets": 30},
+              "queue": {"priorities": 1, "limit_packets": 8, "trim": True, "trim_mode": "cut_payload",
+                        "header_limit_bytes": 16 * NDP_PAPER_NET["mtu_bytes"], "bounce": False},
+              "routing": {"load_balancing": "source"},
+              "net": dict(NDP_PAPER_NET),
+          }),
     Setup("dctcp-ndp-paper", "DCTCP as the NDP paper runs it: 9 KB packets, 200-packet queues, ECN marking at "
           "K = 30 packets, per-flow ECMP, initial window 10 packets", {
               "transport": {"protocol": "dctcp", "initial_window_packets": 10},

@@ -183,6 +183,18 @@ fn a_buffer_under_one_packet_is_an_error() {
             "queue.header_limit_bytes",
             "cannot hold one header",
         ),
+        (
+            "cut payload returning headers",
+            edit(NDP, "trim = true", "trim = true\ntrim_mode = \"cut_payload\"\nbounce = true", ""),
+            "queue.bounce",
+            "drops what it cannot queue",
+        ),
+        (
+            "cut payload without trimming",
+            edit(NDP, "trim = true", "trim_mode = \"cut_payload\"", ""),
+            "queue.trim_mode",
+            "only used with trim = true",
+        ),
     ]);
 }
 

@@ -17,7 +17,8 @@ def _natural(name: str):
 
 
 def _discover() -> List[Repro]:
-    names = sorted((m.name for m in pkgutil.iter_modules(__path__)), key=_natural)
+    # `report` is the docs generator (`python -m dcnsim.repro.report`), not an entry.
+    names = sorted((m.name for m in pkgutil.iter_modules(__path__) if m.name != "report"), key=_natural)
     modules = [importlib.import_module(f"{__name__}.{n}") for n in names]
     return [m.REPRO for m in modules if hasattr(m, "REPRO")]
 

@@ -42,12 +42,19 @@ impl Amount {
 /// probability 1/2; otherwise the packet at the tail of the data queue is trimmed and the arrival
 /// admitted (breaking phase effects). Headers, and every non-data packet, go to class 0. When class
 /// 0 is over its own limit the header is returned to its sender (once), or dropped.
+///
+/// With `cut_payload`, the naive trimming the NDP paper's Fig. 2 compares against (CP, Cheng et
+/// al., NSDI'14; the NDP authors' `CutPayloadQueue`): one FIFO for everything; a data packet that
+/// would take it over the data limit is cut to its header, which queues behind the data; a packet
+/// that would take it over `header_limit_bytes` (then the total limit) is dropped. No header
+/// priority, no random tail trim, no return to sender.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Trim {
     pub header_limit_bytes: u64,
     pub bounce: bool,
     /// Wire size of a trimmed header.
     pub header_bytes: u32,
+    pub cut_payload: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -164,16 +171,30 @@ fn read_trim(
         "bytes",
         "trim: limit of the header queue (class 0); default twice the data limit in bytes, as htsim",
     )?;
+    let mode = s.choice_or(
+        "trim_mode",
+        &["ndp", "cut_payload"],
+        if base.trim.is_some_and(|t| t.cut_payload) { "cut_payload" } else { "ndp" },
+        "trim: ndp = headers in class 0 ahead of data, random tail trim (NDP); cut_payload = CP, the naive \
+         trimming of the NDP paper's Fig. 2: one FIFO, a data packet over the data limit is cut to a header \
+         queued behind the data, header_limit_bytes limits the whole queue (drops beyond it)",
+    )?;
+    let cut_payload = mode == "cut_payload";
     let bounce = s.bool_or(
         "bounce",
-        base.trim.is_none_or(|t| t.bounce),
+        base.trim.is_none_or(|t| t.bounce) && !cut_payload,
         "trim: return a header to its sender when the header queue is full (else drop it)",
     )?;
     if trim_on {
+        s.ensure(!(cut_payload && bounce), "bounce", "trim_mode = \"cut_payload\" drops what it cannot queue")?;
         let Some(limit) = limit else {
             return Err(s.err("trim", "trimming needs a data queue limit: set limit_packets or limit_bytes"));
         };
-        s.ensure(priorities >= 2, "priorities", "trimming needs at least 2 classes: headers in class 0, data below")?;
+        s.ensure(
+            priorities >= 2 || cut_payload,
+            "priorities",
+            "trimming needs at least 2 classes: headers in class 0, data below",
+        )?;
         let data_bytes = match limit {
             Amount::Bytes(b) => b,
             Amount::Packets(p) => p * mtu as u64,
@@ -186,9 +207,10 @@ fn read_trim(
                 "{header_limit_bytes} bytes cannot hold one header ({header_bytes} bytes): every header would be lost"
             ),
         )?;
-        Ok(Some(Trim { header_limit_bytes, bounce, header_bytes }))
+        Ok(Some(Trim { header_limit_bytes, bounce, header_bytes, cut_payload }))
     } else {
         s.ensure(hl.is_none() || s.is_describe(), "header_limit_bytes", "only used with trim = true")?;
+        s.ensure(!cut_payload || s.is_describe(), "trim_mode", "only used with trim = true")?;
         Ok(None)
     }
 }

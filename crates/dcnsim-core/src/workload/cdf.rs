@@ -191,6 +191,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("fb_hadoop_w4", include_str!("../../data/workloads/fb_hadoop_w4.cdf")),
     ("fb_keyvalue_w1", include_str!("../../data/workloads/fb_keyvalue_w1.cdf")),
     ("fb_webserver", include_str!("../../data/workloads/fb_webserver.cdf")),
+    ("fb_webserver_ndp", include_str!("../../data/workloads/fb_webserver_ndp.cdf")),
     ("fb_webserver_xpass", include_str!("../../data/workloads/fb_webserver_xpass.cdf")),
     ("google_rpc_w3", include_str!("../../data/workloads/google_rpc_w3.cdf")),
     ("google_search_w2", include_str!("../../data/workloads/google_search_w2.cdf")),

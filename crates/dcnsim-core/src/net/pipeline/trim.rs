@@ -4,6 +4,7 @@
 //! is trimmed to a header with probability 1/2; otherwise the packet at the tail of the data queue is
 //! trimmed and the arrival admitted (breaking phase effects). Headers, and every non-data packet, go
 //! to class 0; when class 0 is over its own limit a header is returned to its sender, or dropped.
+//! `Trim::cut_payload` is the naive CP queue of the NDP paper's Fig. 2 instead: one FIFO, no tail trim.
 
 use crate::engine::events::EventQueue;
 use crate::engine::time::Time;
@@ -16,6 +17,9 @@ use crate::net::queue::{EcnAt, Trim};
 impl Network {
     /// The trimming discipline (see `queue::Trim`).
     pub(crate) fn enqueue_trimming(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time, ev: &mut EventQueue) {
+        if trim.cut_payload {
+            return self.enqueue_cut_payload(port, pkt, trim, now, ev);
+        }
         let packet = *self.pool.get(pkt);
         if packet.kind != PacketKind::Data {
             return self.admit_header(port, pkt, trim, now, ev);
@@ -55,6 +59,30 @@ impl Network {
         }
         self.trim_to_header(port, pkt, trim, now);
         self.admit_header(port, pkt, trim, now, ev);
+    }
+
+    /// CP (`Trim::cut_payload`): one FIFO (the lowest class); a data packet over the data limit
+    /// is cut to a header; whatever would take the queue over `header_limit_bytes` is dropped.
+    /// Both limits count the data packet being serialized (htsim's queue size holds it).
+    fn enqueue_cut_payload(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time, ev: &mut EventQueue) {
+        let packet = *self.pool.get(pkt);
+        let p = &self.ports[port as usize];
+        let class = p.class_of(u8::MAX);
+        let in_service = if p.busy_until > now { p.wire_data_bytes } else { 0 };
+        let bytes = p.class_bytes(class) + in_service as u64;
+        let packets = p.class_len(class) as u64 + u64::from(in_service > 0);
+        if packet.kind == PacketKind::Data && self.cfgs[p.cfg as usize].overflows(bytes, packets, packet.size) {
+            self.trim_to_header(port, pkt, trim, now);
+        }
+        let size = self.pool.get(pkt).size as u64;
+        if self.ports[port as usize].class_bytes(class) + in_service as u64 + size <= trim.header_limit_bytes {
+            return self.admit(port, pkt, class, now, ev);
+        }
+        if self.tracer.is_some() {
+            self.trace_in_class(now, pkt, port, TraceEvent::Drop, class);
+        }
+        self.ports[port as usize].counters.drops += 1;
+        self.pool.release(pkt, Fate::Dropped);
     }
 
     fn trim_to_header(&mut self, port: PortId, pkt: PacketId, trim: Trim, now: Time) {
