@@ -123,3 +123,32 @@ fn an_iofd_ceiling_must_lie_above_the_threshold() {
     let err = err.to_string();
     assert!(err.contains("switch.iofd_ceiling_bytes") && err.contains("above iofd_threshold_bytes"), "{err}");
 }
+
+/// A 3-switch ring whose ring2-ring1 link is degraded to 2.5 Gbps (the rest 40 Gbps, hosts 10 Gbps;
+/// two hosts a switch). A long flow (not deflectable) from ring2 to ring1 fills the slow link's
+/// queue; then a 1000-byte message takes the same way, is deflected by ring2 round ring0 and
+/// crosses two fast links instead of the slow one: faster than its only equal-cost path allows.
+/// Its ideal is the fastest walk's (`metrics/ideal_deflected.rs`), which it meets exactly; before,
+/// the run failed, the flow beating its equal-cost ideal (random-dart-1-162).
+#[test]
+fn a_message_deflected_onto_a_faster_route_than_the_equal_cost_one_meets_its_ideal() {
+    let f = flow_file("dart-iofd-ring", &[(5, 3, 10_000_000, 0.0), (4, 2, 1_000, 20.0)]);
+    let out = run_checked(&spec(&format!(
+        "seed = 3\nduration_us = 60.0\n[topology]\nkind = \"ring\"\nswitches = 3\nhosts_per_switch = 2\n\
+         host_rate_gbps = 10.0\nhost_delay_us = 0.2\ncore_rate_gbps = 40.0\ncore_delay_us = 0.1\n\
+         [[topology.link_overrides]]\na = \"ring1\"\nb = \"ring2\"\nrate_gbps = 2.5\n\
+         [queue]\nlimit_packets = 200\necn = \"step\"\necn_k_packets = 60\n[switch]\niofd = true\n\
+         iofd_threshold_bytes = 3000\n[transport]\nprotocol = \"dart\"\ndasr = false\n\
+         [[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
+        f.display()
+    )));
+    assert_eq!(iofd(&out, "deflections"), 1, "{}", out.summary["iofd"]);
+    let (fct, ideal) =
+        (opt_u64s(&out.flows, "fct_ps")[1].expect("the message finished"), u64s(&out.flows, "ideal_fct_ps")[1]);
+    // 1064 bytes on the wire: 851.2 ns at 10 Gbps, 212.8 ns at 40 Gbps, 3404.8 ns at 2.5 Gbps.
+    let equal_cost = 2 * 851_200 + 3_404_800 + 500_000;
+    let round_the_ring = 2 * 851_200 + 2 * 212_800 + 600_000;
+    assert_eq!(ideal, round_the_ring);
+    assert!(fct < equal_cost, "deflected round the ring: {fct} ps");
+    assert_eq!(fct, ideal, "alone on the fast links: exactly the ideal");
+}

@@ -25,6 +25,8 @@
 //! equal-cost paths (the path it would have been luckiest to be hashed onto); with per-packet
 //! multipath, every packet crosses the fabric on the fastest path for its size. A flow hashed onto
 //! a slow path therefore shows a slowdown above 1 even alone: that is the cost of the asymmetry.
+//! Flows that switches may deflect off their equal-cost paths (Dart's IOFD) onto a faster route
+//! have a wider ideal: `ideal_deflected.rs`.
 
 use super::ideal_paths::Crossing;
 use crate::engine::time::Time;

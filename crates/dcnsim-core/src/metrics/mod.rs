@@ -3,6 +3,7 @@ pub mod fabric;
 pub mod flow_state;
 pub mod flows;
 pub mod ideal;
+pub mod ideal_deflected;
 pub mod ideal_paths;
 pub mod link_usage;
 pub mod queues;

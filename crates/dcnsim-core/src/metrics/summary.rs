@@ -1,13 +1,16 @@
 //! Collecting a finished simulation into tables and a summary: per-flow FCT and slowdown against
 //! the exact ideal, goodput over the measurement window, queue occupancy per port and per switch.
 
+use super::flows::FlowRecord;
 use super::ideal::ideal_over;
-use super::ideal_paths::IdealPaths;
+use super::ideal_deflected::DeflectedPaths;
+use super::ideal_paths::{Crossing, IdealPaths};
 use super::table::{Column, Table};
-use crate::engine::time::Rate;
+use crate::engine::time::{Rate, Time};
 use crate::net::packet::LoadBalancing;
 use crate::scenario::output::{RunError, RunOutput};
 use crate::scenario::run::Simulation;
+use crate::transport::Framing;
 use serde_json::{json, Value};
 
 /// Linear-interpolated quantile of sorted data (numpy's default), NaN when empty.
@@ -90,6 +93,24 @@ struct FlowResults {
     unfinished_sizes: Vec<u64>,
 }
 
+/// A flow's exact ideal FCT over its equal-cost paths or, when switches may deflect it onto a
+/// faster route than those (`deflected`), over the whole fabric (see `ideal_deflected.rs`).
+fn flow_ideal(
+    r: &FlowRecord,
+    fr: Framing,
+    c: &Crossing,
+    deflected: Option<&mut DeflectedPaths>,
+    multipath: bool,
+) -> Time {
+    let (mss, header) = (fr.mss(), fr.header_bytes);
+    let Some(d) = deflected else { return ideal_over(r.size, mss, header, c, multipath) };
+    let rest = (r.size % mss as u64) as u32;
+    let wires: Vec<u32> = [Some(mss + header), (rest > 0).then_some(rest + header)].into_iter().flatten().collect();
+    let mut middles = c.middles.to_vec();
+    middles.extend(d.middles(r.src, r.dst, &wires));
+    ideal_over(r.size, mss, header, &Crossing { first: c.first, middles: &middles, last: c.last }, true)
+}
+
 /// One row per flow, with its exact ideal FCT; fails if a flow beat its ideal (a bug).
 fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
     let (spec, fr, window_start) = (&sim.spec, sim.spec.framing, sim.spec.warmup);
@@ -102,6 +123,7 @@ fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut wl, mut counted, mut win_bytes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let mut paths = IdealPaths::new(&sim.net);
+    let mut deflected = DeflectedPaths::new(&sim.net);
     let mut slowdowns: Vec<(u64, f64)> = Vec::new();
     let mut fcts_us: Vec<f64> = Vec::new();
     let mut unfinished_sizes: Vec<u64> = Vec::new();
@@ -109,7 +131,8 @@ fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
         let setup = &spec.transports[spec.component_transport[r.component as usize] as usize];
         let multipath =
             !matches!(setup.load_balancing, LoadBalancing::Ecmp | LoadBalancing::Symmetric) || setup.config.multipath();
-        let id_fct = ideal_over(r.size, fr.mss(), fr.header_bytes, &paths.crossing(r.src, r.dst), multipath);
+        let deflected = deflected.as_mut().filter(|_| setup.config.deflectable(r.size));
+        let id_fct = flow_ideal(r, fr, &paths.crossing(r.src, r.dst), deflected, multipath);
         let f = r.end.map(|e| e - r.start);
         if let Some(f) = f.filter(|&f| f < id_fct) {
             return Err(RunError::Invariant(format!(

@@ -150,6 +150,12 @@ impl TransportConfig {
         matches!(self, TransportConfig::Mptcp(c) if c.subflows > 1)
     }
 
+    /// The transport marks a flow of `size` bytes deflectable by IOFD (Dart's short flows): its
+    /// ideal FCT must allow for deflected routes (`metrics/ideal_deflected.rs`).
+    pub fn deflectable(&self, size: u64) -> bool {
+        matches!(self, TransportConfig::Dart(c) if c.params.deflection_tokens > 0 && size <= c.params.short_flow_max_bytes)
+    }
+
     /// Reads a `[transport]` table: `protocol` picks the protocol, which reads the other keys. In
     /// describe mode every protocol documents its keys under its own name.
     pub fn read(s: &mut Section, env: &SpecEnv) -> SpecResult<TransportConfig> {
