@@ -159,22 +159,37 @@ impl Simulation {
         }
     }
 
-    /// Runs to the end. Returns the number of events processed.
-    /// Ports and packets are cold: starts loading the next event's while this one is handled, and
-    /// the port of the one after (so that next time, reading which packet arrives over it, to
-    /// prefetch that packet too, does not wait for the port). No effect on results.
+    /// Ports, packets, routing entries are cold on large fabrics: fetches them in stages, each
+    /// event ahead one link further along a hop's chain of reads (`net::prefetch`): the port three
+    /// events ahead, its arriving packet two ahead, the packet's routing entry one ahead, its egress
+    /// port for the next event. When the next event is in another slot (small fabrics, sparse
+    /// slots), only its port and packet. No effect on results.
     #[inline(always)]
     fn prefetch_next(&self) {
-        if let Some(Event::LinkArrival(p) | Event::PortFree(p)) = self.events.peek_second_hint() {
-            self.net.prefetch_port(p);
+        let (ev, net) = (&self.events, &self.net);
+        if let Some(Event::LinkArrival(p) | Event::PortFree(p)) = ev.peek_ahead(3) {
+            net.prefetch_port(p);
         }
-        match self.events.peek_hint() {
-            Some(Event::LinkArrival(p)) => self.net.prefetch_arrival(p),
-            Some(Event::PortFree(p)) => self.net.prefetch_departure(p),
+        match ev.peek_ahead(2) {
+            Some(Event::LinkArrival(p)) => net.prefetch_arriving_packet(p),
+            Some(Event::PortFree(p)) => net.prefetch_departure(p),
             _ => {}
+        }
+        if let Some(Event::LinkArrival(p)) = ev.peek_ahead(1) {
+            net.prefetch_arrival_route(p);
+        }
+        match ev.peek_ahead(0) {
+            Some(Event::LinkArrival(p)) => net.prefetch_egress(p),
+            Some(_) => {}
+            None => match ev.peek_hint() {
+                Some(Event::LinkArrival(p)) => net.prefetch_arrival(p),
+                Some(Event::PortFree(p)) => net.prefetch_departure(p),
+                _ => {}
+            },
         }
     }
 
+    /// Runs to the end. Returns the number of events processed.
     pub fn run(&mut self, opts: &RunOptions) -> Result<u64, RunError> {
         let end = self.spec.duration;
         let started = Instant::now();
