@@ -1,16 +1,16 @@
 //! Staged prefetching for the event loop: a hop's reads form a chain of dependent cache misses on
 //! large fabrics (the port, the packet on its link, the routing-table entry for the packet's
 //! destination, the egress port that entry names), too long to hide by fetching one event ahead.
-//! The loop fetches each link of the chain one event earlier than the next: the port three events
-//! ahead, its arriving packet two ahead, the table entry one ahead, and the egress port for the
-//! next event, each reading only what the previous stage fetched. Hints only: no effect on results.
+//! The loop fetches each link of the chain some events earlier than the next (`scenario::run`'s
+//! `STAGE_*`: the port seven events ahead, its arriving packet five, the table entry three, the
+//! egress port one), each stage reading only what an earlier one fetched. Hints only: no effect on
+//! results.
 
 use crate::net::network::Network;
 use crate::net::port::PortId;
 
 impl Network {
-    /// Stage two events ahead: the packet arriving over `port`'s link (the port was fetched a stage
-    /// earlier).
+    /// The packet arriving over `port`'s link (the port was fetched a stage earlier).
     #[inline(always)]
     pub fn prefetch_arriving_packet(&self, port: PortId) {
         if let Some(pkt) = self.ports.get(port as usize).and_then(|p| p.pipe_head_packet()) {
@@ -18,7 +18,7 @@ impl Network {
         }
     }
 
-    /// Stage one event ahead: for a packet reaching a switch, the routing-table entry for its
+    /// For a packet reaching a switch, the routing-table entry for its
     /// destination; for one reaching a host, that host's NIC port (its transport usually answers).
     #[inline(always)]
     pub fn prefetch_arrival_route(&self, port: PortId) {
@@ -31,7 +31,7 @@ impl Network {
         }
     }
 
-    /// Stage for the next event: the egress port the arriving packet will take at a switch, where
+    /// The egress port the arriving packet will take at a switch, where
     /// routing can tell before the hop.
     #[inline(always)]
     pub fn prefetch_egress(&self, port: PortId) {
