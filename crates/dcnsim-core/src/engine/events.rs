@@ -299,6 +299,12 @@ impl EventQueue {
         })
     }
 
+    /// Events left in the slot being drained (0 when the next is in another slot).
+    #[inline(always)]
+    pub fn draining(&self) -> usize {
+        self.drain.len() - self.cursor
+    }
+
     /// The event `i` places after the next within the slot being drained, if it is there (for
     /// staged prefetching; `peek_ahead(0)` is the next event when it is in that slot).
     #[inline(always)]
