@@ -13,4 +13,8 @@ pub mod topology;
 pub mod transport;
 pub mod workload;
 
+/// Large buffers on transparent huge pages (see `engine::huge_pages`): fewer TLB misses per hop.
+#[global_allocator]
+static ALLOC: engine::huge_pages::HugePageAlloc = engine::huge_pages::HugePageAlloc;
+
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

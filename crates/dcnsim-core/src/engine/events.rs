@@ -299,11 +299,17 @@ impl EventQueue {
         })
     }
 
-    /// The event after `peek_hint`'s when both are in the slot being drained (the common case on
-    /// large fabrics, where a slot holds hundreds): lets the loop prefetch two events ahead.
+    /// Events left in the slot being drained (0 when the next is in another slot).
     #[inline(always)]
-    pub fn peek_second_hint(&self) -> Option<Event> {
-        self.drain.get(self.cursor + 1).map(|e| e.event)
+    pub fn draining(&self) -> usize {
+        self.drain.len() - self.cursor
+    }
+
+    /// The event `i` places after the next within the slot being drained, if it is there (for
+    /// staged prefetching; `peek_ahead(0)` is the next event when it is in that slot).
+    #[inline(always)]
+    pub fn peek_ahead(&self, i: usize) -> Option<Event> {
+        self.drain.get(self.cursor + i).map(|e| e.event)
     }
 
     pub fn peek_time(&self) -> Option<Time> {

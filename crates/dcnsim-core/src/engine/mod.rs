@@ -1,4 +1,5 @@
 //! The discrete-event kernel: picosecond time, the event queue, and random numbers.
 pub mod events;
+pub mod huge_pages;
 pub mod rng;
 pub mod time;

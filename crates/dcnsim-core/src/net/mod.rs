@@ -4,6 +4,7 @@ pub mod packet;
 pub mod paths;
 pub mod pipeline;
 pub mod port;
+pub mod prefetch;
 pub mod queue;
 pub mod routing;
 

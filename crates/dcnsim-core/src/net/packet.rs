@@ -288,6 +288,12 @@ impl PacketPool {
         }
     }
 
+    /// A slot's packet, live or not, for prefetch hints that may name a stale id.
+    #[inline(always)]
+    pub fn peek(&self, id: PacketId) -> Option<&Packet> {
+        self.slots.get(id as usize)
+    }
+
     #[inline]
     pub fn get(&self, id: PacketId) -> &Packet {
         debug_assert!(self.live[id as usize]);

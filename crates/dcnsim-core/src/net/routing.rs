@@ -124,6 +124,38 @@ impl Routes {
         c[i as usize]
     }
 
+    /// Hints the CPU to fetch the table entry `candidates(node, dst)` will read at switch `node`
+    /// (no effect on results): on large fabrics the table does not stay in cache.
+    #[inline(always)]
+    pub fn prefetch_entry(&self, node: NodeId, dst: u32) {
+        let Some(&edge) = self.edge_of_host.get(dst as usize) else { return };
+        if node < self.hosts || edge == node {
+            return;
+        }
+        let e = self.edge_index[edge as usize];
+        self.table.prefetch(((node - self.hosts) * self.edges + e) as usize);
+    }
+
+    /// The egress port `next_port` will pick for `pkt` at switch `node`, read-only, where that is
+    /// known before the hop (not for spraying, which draws from the switch's random stream): lets
+    /// the event loop fetch the egress port an event ahead. Only a hint.
+    #[inline(always)]
+    pub fn predict_port(&self, node: NodeId, pkt: &Packet) -> Option<PortId> {
+        if node < self.hosts || pkt.dst >= self.hosts {
+            return None;
+        }
+        let c = self.candidates(node, pkt.dst);
+        let n = c.len() as u64;
+        let i = match pkt.lb {
+            _ if n == 1 => 0,
+            LoadBalancing::Ecmp => mix64(pkt.path as u64 ^ self.seeds[node as usize]) % n,
+            LoadBalancing::Spray => return None,
+            LoadBalancing::Source => pkt.path as u64 % n,
+            LoadBalancing::Symmetric => mix64(pkt.path as u64 ^ self.tier_seeds[node as usize]) % n,
+        };
+        Some(c[i as usize])
+    }
+
     /// Seeds symmetric ECMP: switches of one tier hash alike. With next hops in link order, the
     /// i-th uplink of a ToR meets the i-th aggregation switch of every pod, whose j-th uplink meets
     /// the same core, so a flow's key picks mirrored links from either end (fat tree, leaf-spine).
@@ -332,6 +364,24 @@ impl SetIds {
             SetIds::Narrow(v) => v[i] as usize,
             SetIds::Wide(v) => v[i] as usize,
         }
+    }
+
+    /// Hints the CPU to fetch entry `i` (no effect on results).
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let at = match self {
+                SetIds::Narrow(v) => v.get(i).map(|e| e as *const u16 as *const i8),
+                SetIds::Wide(v) => v.get(i).map(|e| e as *const u32 as *const i8),
+            };
+            if let Some(at) = at {
+                // SAFETY: prefetching is a hint; the address is the entry's.
+                unsafe { std::arch::x86_64::_mm_prefetch(at, std::arch::x86_64::_MM_HINT_T0) }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
     }
 }
 
