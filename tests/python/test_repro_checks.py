@@ -27,6 +27,14 @@ def test_bounds_and_outcomes():
     assert "OUTSIDE" in text and "0 of 3 checks within the paper's tolerance; 3 outside" in text
 
 
+def test_a_lower_bound_accepts_anything_above_it():
+    # The paper's "over eight times shorter": 4x and 21x pass, 3.9x does not.
+    c = Check("gain", 8.0, 0.5, lambda df, out: df, relative=True, at_least=True)
+    assert c.bounds(False) == (4.0, math.inf)
+    entry = Repro("t", "t", "p", None, None, [c])
+    assert [entry.check(x, "", quick=False)[0].ok for x in (3.9, 4.0, 21.0)] == [False, True, True]
+
+
 @pytest.mark.parametrize("entry", repro.REGISTRY, ids=lambda e: e.name)
 def test_every_reproduction_checks_numbers_of_its_paper(entry):
     assert entry.checks, f"{entry.name} states no number of its paper"

@@ -1,6 +1,8 @@
 //! The conformance suite: every registered protocol (`transport::protocols()`), run as its own
-//! `Protocol::conformance` declaration says, must pass every case here. A new protocol is picked up
-//! by registering it; nothing here names a protocol.
+//! `Protocol::conformance` declaration says, must pass every case here; a protocol that offers
+//! PB-FS (`fast_start = "pbfs"`) passes them again with it on (`<name>+pbfs`, the same declaration
+//! with switches sending CC-postcards). A new protocol is picked up by registering it; nothing here
+//! names a protocol.
 //!
 //! Cases: a lone flow against the exact ideal FCT (or the declared handshake) on a single switch and
 //! a leaf-spine, from 1 byte to 1 MB; a 16-to-1 incast into small buffers delivers every byte of
@@ -29,30 +31,53 @@ const TOPOLOGIES: [(&str, &str, u32); 2] = [("single_switch", SINGLE_SWITCH, 16)
 /// The incast's buffers: a fraction of the 16 senders' first windows.
 const INCAST_LIMIT_PACKETS: i64 = 32;
 
+/// PB-FS as a start layer: merged over the declaration of every protocol that offers
+/// `fast_start = "pbfs"` (`dcnsim describe` lists it under the protocol's name), which then runs
+/// every case a second time as `<name>+pbfs`.
+const PBFS: &str = "[switch]\npostcards = true\n[transport]\nfast_start = \"pbfs\"\n";
+
+/// The protocol's declaration, and with PB-FS on if the protocol offers it.
+fn variants(name: &str, c: Conformance) -> Vec<(String, Conformance)> {
+    let d = dcnsim_core::scenario::describe();
+    let pbfs =
+        d.params.iter().any(|p| p.scope == Some(name) && p.path == "transport.fast_start" && p.kind.contains("pbfs"));
+    let mut v = vec![(name.to_string(), c)];
+    if pbfs {
+        let mut spec: toml::Table = toml::from_str(c.spec).expect("checked by protocol_spec");
+        merge(&mut spec, &toml::from_str(PBFS).unwrap());
+        let spec: &'static str = Box::leak(toml::to_string(&spec).unwrap().into_boxed_str());
+        v.push((format!("{name}+pbfs"), Conformance { spec, ..c }));
+    }
+    v
+}
+
 /// Runs `check` for every registered protocol, each in isolation (a panic is a failure of that
-/// protocol); honours and reports exemptions; fails with every protocol's failures at once.
+/// protocol), and again with PB-FS on where the protocol offers it; honours and reports
+/// exemptions; fails with every protocol's failures at once.
 fn for_each_protocol(case: Case, check: impl Fn(&str, &Conformance) -> Vec<String>) {
     let mut report = Vec::new();
-    for (name, _) in protocols() {
-        let c = conformance(name).expect("every registered protocol declares its conformance");
-        let failures = match catch_unwind(AssertUnwindSafe(|| check(name, &c))) {
-            Ok(f) => f,
-            Err(e) => vec![format!(
-                "panicked: {}",
-                e.downcast_ref::<String>()
-                    .cloned()
-                    .or(e.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default()
-            )],
-        };
-        match c.exempt.iter().find(|(c, _)| *c == case) {
-            Some((_, why)) => {
-                eprintln!("conformance: {name} is exempt from {case:?}: {why}");
-                if failures.is_empty() {
-                    report.push(format!("{name}: exempt from {case:?} ({why}) yet passes: drop the exemption"));
+    for (proto, _) in protocols() {
+        let declared = conformance(proto).expect("every registered protocol declares its conformance");
+        for (name, c) in variants(proto, declared) {
+            let failures = match catch_unwind(AssertUnwindSafe(|| check(proto, &c))) {
+                Ok(f) => f,
+                Err(e) => vec![format!(
+                    "panicked: {}",
+                    e.downcast_ref::<String>()
+                        .cloned()
+                        .or(e.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default()
+                )],
+            };
+            match c.exempt.iter().find(|(c, _)| *c == case) {
+                Some((_, why)) => {
+                    eprintln!("conformance: {name} is exempt from {case:?}: {why}");
+                    if failures.is_empty() {
+                        report.push(format!("{name}: exempt from {case:?} ({why}) yet passes: drop the exemption"));
+                    }
                 }
+                None => report.extend(failures.into_iter().map(|f| format!("{name}: {f}"))),
             }
-            None => report.extend(failures.into_iter().map(|f| format!("{name}: {f}"))),
         }
     }
     assert!(report.is_empty(), "{case:?} fails:\n{}", report.join("\n"));

@@ -162,7 +162,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("rcp", 0x04f6_971a_f939_33fe),
     ("dx", 0xb0e6_9a2f_8e01_abdd),
     ("hull", 0x4892_7dab_a464_0553),
-    ("dcqcn+pbfs", 0x16ef_26df_255f_441c),
+    ("dcqcn+pbfs", 0x7407_6d42_0fb1_7936),
     ("timely+pbfs", 0x7fb2_6644_efe0_d590),
     ("dctcp_rate+pbfs", 0xd260_1963_cf5c_5137),
     ("hpcc+pbfs", 0x92cb_8cd0_8e26_a8b5),

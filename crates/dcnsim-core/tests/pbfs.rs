@@ -252,3 +252,27 @@ fn window_ccs_with_pbfs_take_postcard_cuts_and_leave_short_flows_alone() {
         assert_eq!(opt_u64s(&on.flows, "end_ps"), opt_u64s(&off.flows, "end_ps"), "{p}: short flows are untouched");
     }
 }
+
+/// `dcnsim describe` lists under each protocol only the start keys it reads: the slow-start rate
+/// under the protocols whose `fast_start` offers `slow_start` (the rate sender's), not under the
+/// window protocols, which offer only line_rate and pbfs; both list the PB-FS keys.
+#[test]
+fn describe_lists_the_slow_start_rate_only_where_slow_start_is_a_mode() {
+    let d = dcnsim_core::scenario::describe();
+    let key = |name: &str, path: &str| d.params.iter().find(|p| p.scope == Some(name) && p.path == path).cloned();
+    let (mut with, mut without) = (0, 0);
+    for (name, _) in dcnsim_core::transport::protocols() {
+        let Some(mode) = key(name, "transport.fast_start") else { continue };
+        let slow = mode.kind.contains("slow_start");
+        let listed = key(name, "transport.slow_start_initial_rate_gbps").is_some();
+        assert_eq!(listed, slow, "{name}: fast_start is {}, slow_start_initial_rate_gbps listed: {listed}", mode.kind);
+        assert!(key(name, "transport.pbfs_marking_distance_packets").is_some(), "{name}: PB-FS keys not listed");
+        (with, without) = if slow { (with + 1, without) } else { (with, without + 1) };
+    }
+    assert!(with >= 3 && without >= 3, "rate protocols {with}, window protocols {without}");
+    for (name, slow) in [("dcqcn", true), ("dctcp", false)] {
+        if registered(name) {
+            assert_eq!(key(name, "transport.fast_start").unwrap().kind.contains("slow_start"), slow, "{name}");
+        }
+    }
+}

@@ -20,7 +20,8 @@ class Check:
 
     Ours passes when |ours - paper| <= tolerance (with `relative`, tolerance x |paper|). The quick
     variants run smaller set-ups than the paper: `quick_tolerance` replaces the tolerance there, and
-    a check with `full_only` is not made on them."""
+    a check with `full_only` is not made on them. A check `at_least` has no upper bound: for the
+    paper's lower bounds ("over eight times shorter")."""
 
     what: str
     paper: float
@@ -29,11 +30,12 @@ class Check:
     relative: bool = False
     quick_tolerance: Optional[float] = None
     full_only: bool = False
+    at_least: bool = False
 
     def bounds(self, quick: bool):
         tol = self.quick_tolerance if quick and self.quick_tolerance is not None else self.tolerance
         span = tol * abs(self.paper) if self.relative else tol
-        return self.paper - span, self.paper + span
+        return self.paper - span, math.inf if self.at_least else self.paper + span
 
 
 @dataclass(frozen=True)

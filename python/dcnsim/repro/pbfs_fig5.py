@@ -2,7 +2,8 @@
 (PFC), the 95th-percentile FCT of short flows with and without PB-FS for DCQCN, TIMELY and HPCC,
 imc10 at ~70% load on the paper's 320-host fat tree (`pbfs_common`). The paper: DCQCN and TIMELY over
 8x shorter p95 with PB-FS, HPCC 10% shorter for flows under 1 KB; maximum queue lengths 63%, 87% and
-30% lower. The quick variant runs 2 of the 5 pods for 1.5 ms."""
+30% lower. Measured in steady state (`pbfs_common.STEADY`: arrivals for 20 ms, counted from 10 ms);
+the quick variant runs 2 of the 5 pods."""
 
 from ..sweep.spec import SweepSpec
 from . import pbfs_common as pc
@@ -19,7 +20,7 @@ def registered() -> list:
 
 def build(quick: bool) -> SweepSpec:
     ts = [pc.transport(cc, start, **pc.LOSSLESS_TIMEOUTS) for cc in registered() for start in ("line_rate", "pbfs")]
-    return SweepSpec(base=pc.base(quick, pfc=True), axes={"transport": ts}, name="pbfs-fig5")
+    return SweepSpec(base=pc.base(quick, pfc=True, steady=True), axes={"transport": ts}, name="pbfs-fig5")
 
 
 def _p95_gain(cc: str, hi: int = pc.SHORT_BYTES):
@@ -32,9 +33,11 @@ def _queue_cut(cc: str):
 
 
 CHECKS = [
-    # "over eight times shorter" p95 for DCQCN and TIMELY (short flows); HPCC 10% for flows < 1 KB.
-    Check("p95 short-flow FCT without / with PB-FS, DCQCN", 8.0, 0.5, _p95_gain("dcqcn"), relative=True),
-    Check("p95 short-flow FCT without / with PB-FS, TIMELY", 8.0, 0.5, _p95_gain("timely"), relative=True),
+    # "over eight times shorter" p95 for DCQCN and TIMELY (short flows): a lower bound; HPCC 10% for
+    # flows < 1 KB.
+    Check("p95 short-flow FCT without / with PB-FS, DCQCN", 8.0, 0.5, _p95_gain("dcqcn"), relative=True, at_least=True),
+    Check("p95 short-flow FCT without / with PB-FS, TIMELY", 8.0, 0.5, _p95_gain("timely"), relative=True,
+          at_least=True),
     Check("p95 one-packet FCT without / with PB-FS, HPCC", 1.1, 0.1, _p95_gain("hpcc", pc.PAYLOAD)),
     # Maximum queue lengths 63%, 87% and 30% lower.
     Check("max queue reduction by PB-FS, DCQCN", 0.63, 0.2, _queue_cut("dcqcn")),

@@ -1,7 +1,7 @@
 //! The keys every rate protocol shares (recovery mode, ACK/NACK generation, timeouts, in-flight
 //! cap, priority classes), with their sources in the descriptions.
 
-use super::fast_start::FastStart;
+use super::fast_start::{FastStart, Modes};
 use super::sender::Recovery;
 use crate::engine::time::{from_us, Time};
 use crate::net::packet::LoadBalancing;
@@ -63,7 +63,7 @@ impl RateConfig {
         let (data_priority, control_priority) =
             keys::read_classes(s, "priority class of data", "priority class of ACKs and NACKs")?;
         keys::refuse_source_routing(s, env, name)?;
-        let fast_start = FastStart::read(s, env)?;
+        let fast_start = FastStart::read(s, env, Modes::Rate)?;
         Ok(RateConfig {
             recovery,
             nack_interval: from_us(nack_interval),

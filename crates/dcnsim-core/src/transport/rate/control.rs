@@ -51,6 +51,11 @@ pub trait RateControl {
     /// The start layer (`fast_start`: a PB-FS reduction, a slow-start hand-over) sets the rate to
     /// `bps` (within the controller's bounds); the controller goes on from there.
     fn set_rate(&mut self, now: Time, bps: u64);
+    /// PB-FS's Algorithm 1 sets the rate to `bps` ("CurRate = NewRate"); the controller goes on
+    /// from there. By default as any start layer's rate ([`Self::set_rate`]).
+    fn take_pbfs_rate(&mut self, now: Time, bps: u64) {
+        self.set_rate(now, bps);
+    }
     /// Payload bytes that may be unacknowledged; `None` = no window (rate only).
     fn window_bytes(&self) -> Option<u64> {
         None

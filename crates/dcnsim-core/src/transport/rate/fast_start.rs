@@ -54,44 +54,50 @@ pub struct PbfsKeys {
     pub min_available_bdp: f64,
 }
 
+/// Which start modes a sender offers (the window sender has its own slow start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Modes {
+    /// line_rate, slow_start, pbfs (the rate sender).
+    Rate,
+    /// line_rate, pbfs (the window sender).
+    Window,
+}
+
+const RATE_DOC: &str = "how a flow starts: line_rate (the controller's own start), slow_start \
+     (from slow_start_initial_rate_gbps, doubling per RTT until the first congestion signal), pbfs (PB-FS, \
+     Aaronson and Cohen, IFIP Networking 2024: line rate, corrected by the switches' CC-postcards; needs \
+     [switch] postcards = true)";
+const WINDOW_DOC: &str = "how a flow starts: line_rate (the controller's own start, from its initial window), \
+     pbfs (PB-FS, Aaronson and Cohen, IFIP Networking 2024: corrected by the switches' CC-postcards; needs \
+     [switch] postcards = true; meant for initial windows of about one BDP)";
+const PBFS_KEYS: [&str; 5] = [
+    "pbfs_marking_distance_packets",
+    "pbfs_min_duration_us",
+    "pbfs_dc_rtt_us",
+    "pbfs_target_utilization",
+    "pbfs_min_available_bdp",
+];
+
 impl FastStart {
-    pub fn read(s: &mut Section, env: &SpecEnv) -> SpecResult<FastStart> {
-        let mode = s.choice_or(
-            "fast_start",
-            &["line_rate", "slow_start", "pbfs"],
-            "line_rate",
-            "how a flow starts: line_rate (the controller's own start), slow_start \
-             (rate protocols only; from slow_start_initial_rate_gbps, doubling per RTT until the first congestion signal), \
-             pbfs (PB-FS, \
-             Aaronson and Cohen, IFIP Networking 2024: line rate, corrected by the switches' CC-postcards; needs \
-             [switch] postcards = true)",
-        )?;
-        let ss_keys = ["slow_start_initial_rate_gbps"];
-        let pbfs_keys = [
-            "pbfs_marking_distance_packets",
-            "pbfs_min_duration_us",
-            "pbfs_dc_rtt_us",
-            "pbfs_target_utilization",
-            "pbfs_min_available_bdp",
-        ];
-        for k in ss_keys {
-            s.ensure(
-                mode == "slow_start" || s.is_describe() || !s.has(k),
-                k,
-                "only used with fast_start = \"slow_start\"",
-            )?;
-        }
-        for k in pbfs_keys {
+    /// `fast_start` and the keys of its modes; only the rate sender reads (and documents)
+    /// `slow_start_initial_rate_gbps`.
+    pub fn read(s: &mut Section, env: &SpecEnv, modes: Modes) -> SpecResult<FastStart> {
+        let (choices, doc): (&[&str], _) = match modes {
+            Modes::Rate => (&["line_rate", "slow_start", "pbfs"], RATE_DOC),
+            Modes::Window => (&["line_rate", "pbfs"], WINDOW_DOC),
+        };
+        let mode = s.choice_or("fast_start", choices, "line_rate", doc).map_err(|mut e| {
+            if modes == Modes::Window && e.message.starts_with("unknown value \"slow_start\"") {
+                e.message = "slow_start is the rate sender's start mode; window protocols have their own \
+                             slow_start key"
+                    .into();
+            }
+            e
+        })?;
+        for k in PBFS_KEYS {
             s.ensure(mode == "pbfs" || s.is_describe() || !s.has(k), k, "only used with fast_start = \"pbfs\"")?;
         }
-        let initial = s.f64_or(
-            "slow_start_initial_rate_gbps",
-            1.0,
-            "Gb/s",
-            "slow_start: the starting rate (the paper's \"minimum rate\"; our \
-             controllers' min_rate_gbps default)",
-        )?;
-        s.ensure(initial > 0.0 && initial <= 1e4, "slow_start_initial_rate_gbps", "must be in (0, 10000] Gb/s")?;
+        let initial = if modes == Modes::Rate { Self::read_slow_start(s, &mode)? } else { 0 };
         let pbfs = Self::read_pbfs(s)?;
         s.ensure(
             mode != "pbfs" || env.postcards,
@@ -99,10 +105,29 @@ impl FastStart {
             "pbfs needs CC-postcards from the switches: set [switch] postcards = true",
         )?;
         Ok(match mode.as_str() {
-            "slow_start" => FastStart::SlowStart { initial_bps: (initial * 1e9).round() as u64 },
+            "slow_start" => FastStart::SlowStart { initial_bps: initial },
             "pbfs" => FastStart::Pbfs(pbfs),
             _ => FastStart::LineRate,
         })
+    }
+
+    /// `slow_start_initial_rate_gbps` (b/s), refused with another mode.
+    fn read_slow_start(s: &mut Section, mode: &str) -> SpecResult<u64> {
+        let key = "slow_start_initial_rate_gbps";
+        s.ensure(
+            mode == "slow_start" || s.is_describe() || !s.has(key),
+            key,
+            "only used with fast_start = \"slow_start\"",
+        )?;
+        let initial = s.f64_or(
+            key,
+            1.0,
+            "Gb/s",
+            "slow_start: the starting rate (the paper's \"minimum rate\"; our \
+             controllers' min_rate_gbps default)",
+        )?;
+        s.ensure(initial > 0.0 && initial <= 1e4, key, "must be in (0, 10000] Gb/s")?;
+        Ok((initial * 1e9).round() as u64)
     }
 
     fn read_pbfs(s: &mut Section) -> SpecResult<PbfsKeys> {

@@ -178,7 +178,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
         c.flows_with_postcards += u64::from(n == 1);
         c.max_postcards_per_flow = c.max_postcards_per_flow.max(n);
         if let Some(bps) = rate {
-            q.cc.set_rate(ctx.now(), bps);
+            q.cc.take_pbfs_rate(ctx.now(), bps);
             c.pbfs_rate_reductions += 1;
             Self::arm_cc(ctx, q);
         }

@@ -23,20 +23,14 @@ use crate::engine::time::{Rate, Time};
 use crate::net::packet::{HostId, Packet};
 use crate::net::pipeline::postcard::Postcard;
 use crate::scenario::reader::{Section, SpecResult};
-use crate::transport::rate::fast_start::{FastStart, Pbfs, PbfsFlow};
+use crate::transport::rate::fast_start::{FastStart, Modes, Pbfs, PbfsFlow};
 use crate::transport::rate::start::StartCounters;
 use crate::transport::window::cc::CongestionControl;
 use crate::transport::{Ctx, SpecEnv, TransportEnv};
 
 /// `fast_start` for a window protocol: `line_rate` (the controller's own start) or `pbfs`.
 pub fn read(s: &mut Section, env: &SpecEnv) -> SpecResult<FastStart> {
-    let mode = FastStart::read(s, env)?;
-    s.ensure(
-        !matches!(mode, FastStart::SlowStart { .. }),
-        "fast_start",
-        "slow_start is the rate sender's start mode; window protocols have their own slow_start key",
-    )?;
-    Ok(mode)
+    FastStart::read(s, env, Modes::Window)
 }
 
 /// PB-FS resolved for a run, as the rate sender does (DC_RTT and BDP from host 0 to the last host).

@@ -220,8 +220,8 @@ impl RateControl for Dcqcn {
         self.rate.rate()
     }
 
-    /// As a cut without alpha: the rate drops to `bps`, the target stays, and the increase timer
-    /// runs (fast recovery towards the target), so a flow slowed by PB-FS recovers without a CNP.
+    /// The slow-start hand-over: as a cut without alpha: the rate becomes `bps`, the target stays,
+    /// and the increase timer runs (fast recovery towards the target) without a CNP.
     fn set_rate(&mut self, now: Time, bps: u64) {
         self.catch_up(now);
         self.rate.set(bps.clamp(self.law.min_bps, self.law.line_bps));
@@ -230,6 +230,18 @@ impl RateControl for Dcqcn {
         self.byte_stage = 0;
         self.bytes_since_cut = 0;
         self.next_increase = Some(now + self.law.increase_interval);
+    }
+
+    /// Algorithm 1's "CurRate = NewRate" and nothing else, as PB-FS over the reference's QP: the
+    /// target stays (line rate until the first CNP, which makes the rate then the target, the
+    /// reference's `rateOnFirstCNP`) and no timer starts (the reference's increase timer runs only
+    /// after a cut). A flow PB-FS slowed that is never marked keeps its rate; one that is marked
+    /// recovers towards that rate, not towards line rate. (`set_rate`, the slow-start hand-over,
+    /// starts the increase timer: the Fig. 5 DCQCN p95 gain was 1.76x with it, 1.92x without.)
+    fn take_pbfs_rate(&mut self, now: Time, bps: u64) {
+        self.catch_up(now);
+        self.rate.set(bps.clamp(self.law.min_bps, self.law.line_bps));
+        self.target_bps = self.target_bps.max(self.rate.bps());
     }
 
     fn wake_at(&self) -> Option<Time> {
@@ -410,5 +422,36 @@ mod tests {
             rate = rate / 2 + LINE / 2;
         }
         assert_eq!(d.rate_bps(), rate);
+    }
+
+    #[test]
+    fn a_pbfs_rate_changes_only_the_rate_until_the_first_cnp_makes_it_the_target() {
+        let mut d = Dcqcn::new(law());
+        d.take_pbfs_rate(us(5.0), 10_000_000_000);
+        assert_eq!((d.rate_bps(), d.target_bps(), d.alpha()), (10_000_000_000, LINE, 1.0));
+        assert_eq!(d.wake_at(), None, "no increase timer: the rate stays without a CNP");
+        d.on_wake(us(5000.0));
+        assert_eq!(d.rate_bps(), 10_000_000_000);
+        // Below the minimum rate: the minimum.
+        d.take_pbfs_rate(us(5001.0), 1);
+        assert_eq!(d.rate_bps(), 1_000_000_000);
+        d.take_pbfs_rate(us(5002.0), 10_000_000_000);
+        // The first CNP makes the rate the target (rate on the first CNP: 1.0 x); the check cuts it;
+        // recovery goes back towards 10 Gb/s (+ AI), not towards line rate.
+        d.on_cnp(us(6000.0));
+        assert_eq!(d.target_bps(), 10_000_000_000);
+        d.on_wake(us(6004.0) + 1000);
+        let alpha = (1.0 - G) * (1.0 - G) * (1.0 - G) * (1.0 - G);
+        let cut = (10_000_000_000f64 * (1.0 - alpha / 2.0)) as u64;
+        assert_eq!(d.rate_bps(), cut);
+        d.on_wake(us(6304.0) + 1000);
+        assert_eq!(d.target_bps(), 10_000_000_000, "F = 1: the first increase is fast recovery");
+        assert_eq!(d.rate_bps(), cut / 2 + 5_000_000_000);
+        // set_rate (the slow-start hand-over) instead starts the increase timer.
+        let mut e = Dcqcn::new(law());
+        e.set_rate(us(5.0), 10_000_000_000);
+        assert_eq!(e.wake_at(), Some(us(305.0)));
+        e.on_wake(us(305.0));
+        assert_eq!(e.rate_bps(), 10_000_000_000 / 2 + LINE / 2);
     }
 }
