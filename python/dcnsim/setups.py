@@ -29,6 +29,10 @@ SIRD_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 80, "control_bytes": 84}
 # ExpressPass's evaluation framing (the authors' large-scale-fattree.tcl): 1538 B frames on the wire
 # with a 78 B header (1460 B payload), 84 B minimum frames; credits are 76-92 B (the transport's keys).
 XPASS_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 78, "control_bytes": 84}
+# ns-2's FullTcp, on which the ExpressPass authors ran DCTCP, DX and HULL, opens each connection
+# with a SYN / SYN-ACK round trip (`data_on_syn_ false`) and resends a lost SYN after ns-2's initial
+# RTO, `rtxcur_init_ 3.0` s (tcl/lib/ns-default.tcl), doubling.
+NS2_FULLTCP_SETUP = {"connection_setup": "handshake", "initial_rto_us": 3_000_000.0}
 XPASS_PAPER_TRANSPORT = {"protocol": "expresspass", "alpha": 0.0625, "w_init": 0.0625, "early_credit_stop": False}
 # The Homa simulator has no loss recovery and these runs have infinite buffers: nothing is ever lost,
 # so Homa's RESEND timeout is set far above any queueing delay (a shorter one resends packets that are
@@ -253,10 +257,10 @@ _SETUPS = [
     Setup("dctcp-xpass-paper", "DCTCP as the ExpressPass authors' ns-2 scripts set it at 10 Gb/s: ECN marking at "
           "K = 65 packets, g = 1/16, window cap 180 packets, initial window 2 packets (ns-2's default; the scripts "
           "leave it), minimum RTO 200 ms (ns-2's default: the scripts set `mintro_ 0.004`, a misspelt key, so the "
-          "4 ms they meant never applied), 250-packet queues, per-flow ECMP, 1538 B frames; not modelled: the SYN "
-          "round trip of ns-2's FullTcp", {
+          "4 ms they meant never applied), 250-packet queues, per-flow ECMP, 1538 B frames; each connection opens "
+          "with ns-2 FullTcp's SYN / SYN-ACK round trip, a lost SYN resent after ns-2's initial RTO, 3 s", {
               "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "initial_window_packets": 2,
-                            "min_rto_us": 200_000.0},
+                            "min_rto_us": 200_000.0, **NS2_FULLTCP_SETUP},
               "queue": {"limit_packets": 250, "ecn": "step", "ecn_k_packets": 65, "nic": {"limit_packets": 1000}},
               "routing": {"load_balancing": "ecmp"},
               "net": dict(XPASS_PAPER_NET),

@@ -33,3 +33,13 @@ def test_optional_protocols_follow_the_registry():
 def test_xpass_fig18_passes_its_checks(tmp_path, capsys):
     assert main(["repro", "xpass-fig18", "--quick", "--check", "--out", str(tmp_path / "r")]) == 0
     assert "2 of 2 checks within the paper's tolerance" in capsys.readouterr().out
+
+
+def test_the_window_baselines_open_connections_as_ns2_fulltcp_and_the_others_do_not():
+    # ns-2's FullTcp (the authors' DCTCP, DX and HULL) spends a SYN round trip before data and resends
+    # a lost SYN after its 3 s initial RTO; ExpressPass and RCP have no such set-up.
+    for p in ("dctcp", "dx", "hull"):
+        t = xpass_fabric.protocol_tables(p)["transport"]
+        assert (t["connection_setup"], t["initial_rto_us"]) == ("handshake", 3e6), p
+    for p in ("expresspass", "rcp"):
+        assert "connection_setup" not in xpass_fabric.protocol_tables(p)["transport"], p

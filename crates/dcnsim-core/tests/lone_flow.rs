@@ -150,3 +150,30 @@ fn an_os_overhead_read_from_the_spec_adds_exactly_itself_to_a_window_protocols_l
         }
     }
 }
+
+#[test]
+fn a_handshake_read_from_the_spec_adds_exactly_one_header_round_trip_to_a_window_protocols_lone_flow() {
+    // `connection_setup = "handshake"`: a SYN and a SYN-ACK (64 B control frames) cross the two
+    // 10 Gb/s hops each way before the first data packet, so the FCT is the ideal plus the base RTT
+    // with the data packet's serialization swapped for a header's on the two forward hops.
+    let (_, topo, far) = TOPOLOGIES[0];
+    let tx = |bytes: u64| bytes * 800; // ps at 10 Gb/s
+    for protocol in ["dctcp", "newreno", "dx", "swift"] {
+        for size in [1u64, 1436, 8000, 300_000] {
+            let f = flow_file(&format!("lone-syn-{protocol}-{size}"), &[(0, far, size, 3.0)]);
+            let s = spec(&format!(
+                "seed = 1\nduration_us = 100000.0\n[topology]\n{topo}\n[queue]\necn = \"step\"\necn_k_packets = 65\n\
+                 [transport]\nprotocol = \"{protocol}\"\ninitial_window_packets = 1000\nconnection_setup = \"handshake\"\n\
+                 [[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n",
+                f.display()
+            ));
+            let out = run_checked(&s);
+            let fct = opt_u64s(&out.flows, "fct_ps")[0].expect("the lone flow finishes");
+            let ideal = u64s(&out.flows, "ideal_fct_ps")[0];
+            let header_rtt = out.summary["base_rtt_ps"].as_u64().unwrap() - 2 * tx(1500) + 2 * tx(64);
+            assert_eq!(fct, ideal + header_rtt, "{protocol}: {size} B");
+            assert_eq!(out.summary["transport"]["handshakes"].as_u64(), Some(1), "{protocol}");
+            assert_eq!(out.summary["transport"]["syn_retransmits"].as_u64(), Some(0), "{protocol}");
+        }
+    }
+}

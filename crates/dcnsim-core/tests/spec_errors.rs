@@ -144,6 +144,12 @@ fn malformed_specs_name_the_field() {
             "[0, 1000000]",
         ),
         (
+            "unknown connection set-up",
+            Box::new(set("transport.connection_setup", s("syn"))),
+            "transport.connection_setup",
+            "handshake",
+        ),
+        (
             "negative OS overhead",
             Box::new(set("transport.os_overhead_us", V::Float(-1.0))),
             "transport.os_overhead_us",

@@ -12,8 +12,10 @@ here means the script's target.
 
 Protocols: ExpressPass and DCTCP, plus RCP, DX and HULL when this build registers them (with a
 `<name>-xpass-paper` setup if dcnsim.setups has one, else its own paper's (`<name>-paper`) on the same
-queues). The quick variant runs a 48-host fabric of the same shape (4 pods, 6 hosts per ToR) on two
-workloads for a few ms; the full one simulates 100,000 flows' worth of time per workload (capped)."""
+queues). DCTCP, DX and HULL open each connection with ns-2 FullTcp's SYN / SYN-ACK round trip
+(`connection_setup = "handshake"`, a lost SYN resent after ns-2's 3 s initial RTO). The quick
+variant runs a 48-host fabric of the same shape (4 pods, 6 hosts per ToR) on two workloads for a
+few ms; the full one simulates 100,000 flows' worth of time per workload (capped)."""
 
 from __future__ import annotations
 
@@ -32,6 +34,9 @@ HOST_LOAD_DIVISOR = 4.5
 GROUPS = ["S", "M", "L", "XL"]  # 0-10 KB, 10-100 KB, 100 KB-1 MB, >= 1 MB
 EDGES = [10_000, 100_000, 1_000_000]
 OPTIONAL = ["rcp", "dx", "hull"]
+# The window baselines the authors ran on ns-2's FullTcp: each connection opens with a SYN round trip
+# (as dctcp-xpass-paper does).
+NS2_FULLTCP = ["dx", "hull"]
 
 # Table 3 (KB): (workload, load) -> {protocol: (average, maximum)}.
 PAPER_TABLE3 = {
@@ -85,7 +90,10 @@ def protocol_tables(name: str) -> dict:
             return {"switch": {}, **setups_mod.tables(setup)}
     # The baselines' own papers' parameters (`<name>-paper`: transport and switch tables) on this fabric.
     own = setups_mod.tables(f"{name}-paper") if f"{name}-paper" in known else {}
-    return {"transport": own.get("transport", {"protocol": name}),
+    transport = own.get("transport", {"protocol": name})
+    if name in NS2_FULLTCP:
+        transport = {**transport, **setups_mod.NS2_FULLTCP_SETUP}
+    return {"transport": transport,
             "queue": {"limit_packets": 250, "nic": {"limit_packets": 1000}},
             "routing": {"load_balancing": "ecmp"},
             "net": dict(setups_mod.XPASS_PAPER_NET), "switch": own.get("switch", {})}

@@ -2,7 +2,7 @@
 //! controller ([`cc`]). A protocol built on it is a [`WindowProtocol`]: its names, its
 //! controller and the controller's own spec keys; [`WindowTransport`] makes it a [`Protocol`].
 //! DCTCP (`transport/dctcp.rs`), NewReno (`transport/newreno.rs`) and Swift (`transport/swift.rs`) are such
-//! protocols.
+//! protocols. A new connection opens at once, or after a SYN / SYN-ACK round trip ([`handshake`]).
 //!
 //! Kernel cost (`os_overhead_us`, default 0): the Dart paper runs its DCTCP baseline with "an OS overhead
 //! of [lost] for each data transfer". Modelled as one delay per message at the sender: the message
@@ -13,6 +13,9 @@
 //! transfers, per-packet costs (so the overhead costs latency, never throughput).
 
 pub mod cc;
+pub mod handshake;
+#[cfg(test)]
+mod handshake_tests;
 pub mod pbfs;
 pub mod pool;
 pub mod sender;
@@ -23,11 +26,12 @@ use super::conns::ConnTable;
 use super::parts::keys;
 use super::{ClassUse, Conformance, Ctx, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::time::{from_us, Time};
-use crate::net::packet::{FlowId, HostId, Packet, PacketKind};
+use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
 use crate::transport::rate::fast_start::{FastStart, Pbfs};
 use crate::transport::rate::start::StartCounters;
 use cc::{CongestionControl, WindowSetup};
+use handshake::{ConnectionSetup, Handshakes, TIMER_SYN};
 use pool::{Pools, Take, Warm};
 use sender::{Conn, Counters, SenderConfig, Status, TIMER_PACE, TIMER_RTO};
 
@@ -81,6 +85,8 @@ pub struct WindowConfig<P> {
     /// The kernel's per-transfer cost (`os_overhead_us`): a message enters the sender's stack this long
     /// after it arrives, so its completion time counts it once; 0 = none.
     pub os_overhead: Time,
+    /// Whether a new connection first spends a SYN / SYN-ACK round trip ([`handshake`]).
+    pub connection_setup: ConnectionSetup,
 }
 
 /// The timer that hands a message to the sender's stack once its OS overhead has passed (id = flow).
@@ -142,6 +148,8 @@ pub struct WindowTransport<P: WindowProtocol> {
     /// PB-FS resolved for the run (`fast_start = "pbfs"`).
     pbfs: Option<Pbfs>,
     start_counters: StartCounters,
+    /// With `connection_setup = "handshake"`.
+    handshakes: Option<Handshakes>,
 }
 
 impl<P: WindowProtocol> WindowTransport<P> {
@@ -150,6 +158,7 @@ impl<P: WindowProtocol> WindowTransport<P> {
     fn launch(&mut self, ctx: &mut Ctx, id: FlowId, pooled: Option<(u32, Option<Warm<P::Control>>)>) {
         let rec = ctx.flow(id);
         let start = self.pbfs_flow(rec.size, ctx.nic_rate(rec.src));
+        let warm_start = matches!(pooled, Some((_, Some(_))));
         let mut conn = match &pooled {
             Some((_, Some(w))) => Conn::new(id, rec.src, rec.dst, rec.size, &self.cfg.sender, w.cc.clone()),
             _ => {
@@ -163,6 +172,9 @@ impl<P: WindowProtocol> WindowTransport<P> {
         }
         conn.pbfs = start;
         let slot = self.conns.insert(id, conn);
+        if self.handshakes.is_some() && !warm_start {
+            return self.open_connection(ctx, slot);
+        }
         self.conns[slot].send_window(ctx, &self.cfg.sender, &mut self.counters);
         self.check(slot);
     }
@@ -221,7 +233,16 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
             "the kernel's cost per transfer: a message enters the sender's stack this long after it arrives, and its completion time counts it (the Dart paper's DCTCP baseline; dart-scale uses 24)")?;
         s.ensure((0.0..=1e6).contains(&os), "os_overhead_us", format!("must be in [0, 1e6] us, got {os}"))?;
         let os_overhead = from_us(os);
-        Ok(WindowConfig { params, window, sender, connection_pool: pool as u32, fast_start, os_overhead })
+        let connection_setup = handshake::read(s)?;
+        Ok(WindowConfig {
+            params,
+            window,
+            sender,
+            connection_pool: pool as u32,
+            fast_start,
+            os_overhead,
+            connection_setup,
+        })
     }
 
     fn name(_cfg: &Self::Config) -> &'static str {
@@ -251,6 +272,7 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
             pools,
             pbfs: pbfs::resolve(&cfg.fast_start, env),
             start_counters: StartCounters::default(),
+            handshakes: (cfg.connection_setup == ConnectionSetup::Handshake).then(Handshakes::default),
         }
     }
 
@@ -265,6 +287,14 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
         let Some(slot) = self.conns.slot(pkt.flow) else {
             return; // a straggler for a connection that already finished
         };
+        if let Some(hs) = &self.handshakes {
+            if pkt.has(flags::SYN) {
+                return self.on_syn(ctx, host, slot, pkt);
+            }
+            if hs.is_opening(pkt.flow) {
+                return; // a stray: nothing but the SYN-ACK moves a connection that is opening
+            }
+        }
         let c = &mut self.conns[slot];
         let (src, dst) = c.endpoints();
         match pkt.kind {
@@ -288,6 +318,9 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
         if kind == TIMER_START {
             return self.enter_stack(ctx, id);
         }
+        if kind == TIMER_SYN {
+            return self.on_syn_timer(ctx, id);
+        }
         let Some(slot) = self.conns.slot(id) else { return };
         let c = &mut self.conns[slot];
         match kind {
@@ -307,6 +340,7 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
             (P::CUT_COUNTER, n.window_cuts),
         ];
         self.pbfs_counters(&mut out);
+        self.handshake_counters(&mut out);
         out
     }
 

@@ -6,8 +6,9 @@
 //! opens; when all are busy the message waits (its FCT counts the wait) and takes the first
 //! connection to come free, in arrival order.
 //!
-//! Not modelled: connection set-up (the pool is pre-established: a connection's first message
-//! starts as a new connection would), a window restart after idle (RFC 2861; the window is kept
+//! Connection set-up: by default the pool is pre-established (a connection's first message starts as
+//! a new connection would); with `connection_setup = "handshake"` ([`super::handshake`]) a pool
+//! connection's first message pays the SYN round trip and later ones do not. Not modelled: a window restart after idle (RFC 2861; the window is kept
 //! however long the connection idles), and sequence numbers running on across messages (each
 //! message is its own byte stream on the connection; stragglers of the previous one are ignored).
 

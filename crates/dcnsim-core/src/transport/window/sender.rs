@@ -228,6 +228,11 @@ impl<C: CongestionControl> Conn<C> {
         self.rtt.srtt_ps().map(|ps| ps / 1e6)
     }
 
+    /// Takes an RTT sample measured outside the data stream (the connection's SYN / SYN-ACK).
+    pub fn on_rtt_sample(&mut self, rtt: Time) {
+        self.rtt.on_sample(rtt);
+    }
+
     /// Bytes sent and not yet acknowledged.
     pub fn in_flight_bytes(&self) -> u64 {
         self.snd_nxt - self.snd_una

@@ -2,6 +2,7 @@
 
 use super::cc::dctcp::DctcpParams;
 use super::cc::{AckInfo, CongestionControl, LossInfo, WindowSetup};
+use super::handshake::ConnectionSetup;
 use super::sender::SenderConfig;
 use super::{WindowConfig, WindowProtocol, WindowTransport};
 use crate::engine::time::{from_us, Rate, Time};
@@ -79,6 +80,7 @@ fn paced(bps: u64, size: u64) -> (u64, u64, u64) {
             connection_pool: 0,
             fast_start: FastStart::LineRate,
             os_overhead: 0,
+            connection_setup: ConnectionSetup::None,
         };
         WindowTransport::<PacedProtocol>::new(&cfg, env)
     });
@@ -117,6 +119,15 @@ fn dctcp_with(
     connection_pool: u32,
     os_overhead: u64,
 ) -> WindowTransport<crate::transport::dctcp::Dctcp> {
+    dctcp_setup(env, connection_pool, os_overhead, ConnectionSetup::None)
+}
+
+pub(super) fn dctcp_setup(
+    env: &TransportEnv,
+    connection_pool: u32,
+    os_overhead: u64,
+    connection_setup: ConnectionSetup,
+) -> WindowTransport<crate::transport::dctcp::Dctcp> {
     let window = WindowSetup {
         mss_bytes: env.framing.mss() as u64,
         initial_window_packets: 10,
@@ -131,6 +142,7 @@ fn dctcp_with(
         connection_pool,
         fast_start: FastStart::LineRate,
         os_overhead,
+        connection_setup,
     };
     WindowTransport::new(&cfg, env)
 }
