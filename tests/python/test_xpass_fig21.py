@@ -26,3 +26,12 @@ def test_40g_tables_scale_queues_and_dctcp_threshold():
     assert fast["queue"]["nic"]["limit_packets"] == 4 * slow["queue"]["nic"]["limit_packets"]
     assert fast["transport"]["max_window_packets"] == 4 * slow["transport"]["max_window_packets"]
     assert slow["queue"]["limit_packets"] == 250  # the 10 Gb/s tables are left as they were
+
+
+def test_40g_tables_scale_byte_limited_queues():
+    """ExpressPass's queues are limited in bytes: 250 MTUs become the paper's 1,000 at 40 Gb/s too."""
+    slow = xpass_fabric.protocol_tables("expresspass")
+    fast = xpass_fig21.at_speed(slow, 40.0)
+    assert fast["queue"]["limit_bytes"] == 4 * slow["queue"]["limit_bytes"] == 1000 * 1538
+    assert fast["queue"]["nic"]["limit_bytes"] == 4 * slow["queue"]["nic"]["limit_bytes"]
+    assert slow["queue"]["limit_bytes"] == 250 * 1538

@@ -50,11 +50,13 @@ def at_speed(tables: dict, gbps: float) -> dict:
     t = copy.deepcopy(tables)
     scale = gbps / 10.0
     q = t["queue"]
-    for key in ("limit_packets", "ecn_k_packets"):
+    # ExpressPass's queues are limited in bytes (as XPassDropTail is), the others' in packets.
+    for key in ("limit_packets", "limit_bytes", "ecn_k_packets"):
         if key in q:
             q[key] = round(q[key] * scale)
-    if "nic" in q and "limit_packets" in q["nic"]:
-        q["nic"]["limit_packets"] = round(q["nic"]["limit_packets"] * scale)
+    for key in ("limit_packets", "limit_bytes"):
+        if key in q.get("nic", {}):
+            q["nic"][key] = round(q["nic"][key] * scale)
     if "max_window_packets" in t["transport"]:
         t["transport"]["max_window_packets"] = round(t["transport"]["max_window_packets"] * scale)
     return t
