@@ -76,18 +76,7 @@ impl Simulation {
     /// As `new`; with `opts.progress`, a set-up that takes over a second reports its phases.
     pub fn new_with(spec: RunSpec, opts: &RunOptions) -> Result<Simulation, RunError> {
         let mut clock = SetupClock::new(opts.progress);
-        let graph = spec.topology.build()?;
-        clock.done(|| {
-            format!("topology: {} hosts, {} switches, {} links", graph.hosts, graph.switches.len(), graph.links.len())
-        });
-        let mut net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
-            .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
-        net.configure_switches(&spec.switch, spec.framing.mtu_bytes.max(spec.framing.control_bytes))?;
-        net.configure_postcards(spec.switch.postcards, spec.framing.mtu_bytes, spec.framing.control_bytes)?;
-        if let Some(cs) = spec.transports.iter().find_map(|t| t.config.needs().credit_shaping) {
-            net.enable_credit_shaping(&cs);
-        }
-        clock.done(|| format!("network: {} ports and their routes", net.ports.len()));
+        let mut net = Self::build_network(&spec, &mut clock)?;
         let env = WorkloadEnv {
             hosts: net.hosts,
             host_rate: spec.topology.kind.host_rate(),
@@ -145,6 +134,23 @@ impl Simulation {
             setup_s: clock.elapsed_s(),
             deep_prefetch,
         })
+    }
+
+    /// The topology's graph, then its network with the switch stages the spec and transports ask for.
+    fn build_network(spec: &RunSpec, clock: &mut SetupClock) -> Result<Network, RunError> {
+        let graph = spec.topology.build()?;
+        clock.done(|| {
+            format!("topology: {} hosts, {} switches, {} links", graph.hosts, graph.switches.len(), graph.links.len())
+        });
+        let mut net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
+            .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
+        net.configure_switches(&spec.switch, spec.framing.mtu_bytes.max(spec.framing.control_bytes))?;
+        net.configure_postcards(spec.switch.postcards, spec.framing.mtu_bytes, spec.framing.control_bytes)?;
+        if let Some(cs) = spec.transports.iter().find_map(|t| t.config.needs().credit_shaping) {
+            net.enable_credit_shaping(&cs);
+        }
+        clock.done(|| format!("network: {} ports and their routes", net.ports.len()));
+        Ok(net)
     }
 
     /// Builds each transport with its environment, and asks NICs to report idleness for those
