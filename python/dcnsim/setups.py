@@ -126,9 +126,15 @@ _SETUPS = [
               "routing": {"load_balancing": "source"},
               "net": dict(NDP_PAPER_NET),
           }),
+    # The NDP paper's TCPs open with a handshake ("starts sending data after the three-way handshake");
+    # htsim's code, behind its figures, agrees: a TcpSrc that is not established sends a SYN and waits for
+    # the SYN/ACK before any data (Broadcom/csg-htsim sim/tcp.cpp, TcpSrc::send_packets), its DCTCPSrc
+    # (sim/dctcp.cpp) is a TcpSrc, and its MPTCP subflows are TcpSrcs each opening its own, all at the
+    # connection's start (sim/mtcp.cpp addSubflow; the datacenter mains connect every subflow at the same
+    # start time). Hence connection_setup = "handshake" on the NDP paper's DCTCP and MPTCP.
     Setup("dctcp-ndp-paper", "DCTCP as the NDP paper runs it: 9 KB packets, 200-packet queues, ECN marking at "
-          "K = 30 packets, per-flow ECMP, initial window 10 packets", {
-              "transport": {"protocol": "dctcp", "initial_window_packets": 10},
+          "K = 30 packets, per-flow ECMP, initial window 10 packets, a SYN / SYN-ACK handshake before data", {
+              "transport": {"protocol": "dctcp", "initial_window_packets": 10, "connection_setup": "handshake"},
               "queue": {"limit_packets": 200, "ecn": "step", "ecn_k_packets": 30},
               "routing": {"load_balancing": "ecmp"},
               "net": {"mtu_bytes": 9000, "header_bytes": 64},
@@ -140,8 +146,9 @@ _SETUPS = [
     # paper; IW 10 and the 200 us RTO floor are not from the paper (DCTCP's defaults here).
     Setup("dctcp-shared-ndp-paper", "DCTCP on large shared-buffer switches, as the NDP paper runs its incasts "
           "(Fig. 16): 9 KB packets, 9 MB per switch with dynamic thresholds (alpha = 1), ECN marking at K = 30 "
-          "packets, per-flow ECMP, initial window 10 packets", {
-              "transport": {"protocol": "dctcp", "initial_window_packets": 10},
+          "packets, per-flow ECMP, initial window 10 packets, a SYN / SYN-ACK handshake before data (htsim's "
+          "TcpSrc, as dctcp-ndp-paper)", {
+              "transport": {"protocol": "dctcp", "initial_window_packets": 10, "connection_setup": "handshake"},
               "queue": {"ecn": "step", "ecn_k_packets": 30},
               "switch": {"buffer_bytes": 9_000_000, "buffer_alpha_shift": 0},
               "routing": {"load_balancing": "ecmp"},
@@ -173,9 +180,11 @@ _SETUPS = [
     # (docs/protocols/mptcp.md).
     Setup("mptcp-ndp-paper", "MPTCP as the NDP paper runs it (htsim): 9 KB packets, 200-packet drop-tail queues, "
           "8 subflows with linked increases on distinct source routes, initial window 10 and ssthresh 15 packets "
-          "per subflow, 10 ms RTO floor (htsim's timer scan)", {
+          "per subflow, 10 ms RTO floor (htsim's timer scan), a SYN / SYN-ACK handshake per subflow before its "
+          "data (htsim's TcpSrc subflows; see dctcp-ndp-paper)", {
               "transport": {"protocol": "mptcp", "subflows": 8, "initial_window_packets": 10,
-                            "initial_ssthresh_packets": 15, "min_rto_us": 10000.0, "initial_rto_us": 10000.0},
+                            "initial_ssthresh_packets": 15, "min_rto_us": 10000.0, "initial_rto_us": 10000.0,
+                            "connection_setup": "handshake"},
               "queue": {"limit_packets": 200},
               "routing": {"load_balancing": "source"},
               "net": dict(NDP_PAPER_NET),

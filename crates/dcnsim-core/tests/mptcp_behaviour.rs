@@ -104,6 +104,53 @@ fn one_subflow_is_newreno_exactly() {
     }
 }
 
+/// FCT (ps) of a lone flow of `size` bytes between the racks of a leaf-spine with four spines
+/// (four equal paths), and the run's transport counters.
+fn lone_flow(transport: &str, size: u64) -> (u64, serde_json::Value) {
+    let out = run_checked(&spec(&format!(
+        "seed = 3\nduration_us = 5000.0\n[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 1\nspines = 4\n\
+         host_rate_gbps = 10.0\ncore_rate_gbps = 10.0\n[routing]\nload_balancing = \"{lb}\"\n[transport]\n{transport}\n\
+         initial_window_packets = 64\n[[workload]]\nkind = \"flow_list\"\nflows = [[0, 1, {size}, 10.0]]\n",
+        lb = if transport.contains("mptcp") { "source" } else { "ecmp" },
+    )));
+    (u64s(&out.flows, "fct_ps")[0], out.summary["transport"].clone())
+}
+
+#[test]
+fn with_the_handshake_each_subflow_opens_with_its_own_syn_and_a_lone_flow_pays_one_round_trip() {
+    // htsim's MPTCP (the NDP paper's): every TcpSrc subflow sends its SYN at the start and data once
+    // its own SYN/ACK is back. A lone flow whose initial window covers it then ends exactly one
+    // header round trip after it does without the handshake (the same round trip NewReno's handshake
+    // costs on these equal paths), and every subflow opens once.
+    for size in [1_000u64, 20_000, 60_000] {
+        let hs = "connection_setup = \"handshake\"";
+        let (mp_none, _) = lone_flow("protocol = \"mptcp\"\nsubflows = 4", size);
+        let (mp_hs, counters) = lone_flow(&format!("protocol = \"mptcp\"\nsubflows = 4\n{hs}"), size);
+        let (reno_none, _) = lone_flow("protocol = \"newreno\"", size);
+        let (reno_hs, _) = lone_flow(&format!("protocol = \"newreno\"\n{hs}"), size);
+        let round_trip = reno_hs - reno_none;
+        assert!(round_trip > 0 && round_trip < 20_000_000, "{size} B: handshake round trip {round_trip} ps");
+        assert_eq!(mp_hs - mp_none, round_trip, "{size} B: MPTCP pays exactly the handshake's round trip");
+        assert_eq!(counters["handshakes"].as_u64(), Some(4), "{size} B: each of the 4 subflows opens");
+        assert_eq!(counters["syn_retransmits"].as_u64(), Some(0));
+    }
+}
+
+#[test]
+fn with_the_handshake_every_subflow_opens_under_loss_and_the_flows_complete() {
+    // SYNs and SYN-ACKs are lost too: each subflow's SYN timer sends again until it opens.
+    let out = run_checked(&spec(
+        "seed = 5\nduration_us = 400000.0\n[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 2\nspines = 4\n\
+         host_rate_gbps = 10.0\ncore_rate_gbps = 10.0\nloss_probability = 0.05\n[routing]\nload_balancing = \"source\"\n\
+         [transport]\nprotocol = \"mptcp\"\nsubflows = 4\nconnection_setup = \"handshake\"\ninitial_rto_us = 1000.0\n\
+         [[workload]]\nkind = \"flow_list\"\nflows = [[0, 2, 200000, 0.0], [1, 3, 200000, 5.0], [2, 0, 50000, 10.0]]\n",
+    ));
+    let t = &out.summary["transport"];
+    assert!(u64s(&out.flows, "fct_ps").iter().all(|&f| f > 0), "every flow completes");
+    assert!(t["syn_retransmits"].as_u64().unwrap() > 0, "some SYN or SYN-ACK was lost: {t}");
+    assert!(t["handshakes"].as_u64().unwrap() <= 12, "each subflow opens at most once: {t}");
+}
+
 #[test]
 fn bad_mptcp_keys_name_their_field() {
     let base = "duration_us = 10.0\n[topology]\nkind = \"single_switch\"\nhosts = 2\nhost_rate_gbps = 10.0\n\

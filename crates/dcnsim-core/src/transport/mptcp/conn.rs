@@ -11,6 +11,7 @@
 //! drops entries below the subflow's cumulative ACK (duplicates there were delivered already).
 
 use super::lia::{coupling, Lia};
+use super::setup::Opening;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
 use crate::transport::parts::ReceivedBytes;
 use crate::transport::window::cc::CongestionControl;
@@ -40,6 +41,8 @@ pub struct MpConn {
     rx_data: ReceivedBytes,
     /// The last coupling handed to a subflow (for traces).
     pub alpha: f64,
+    /// Per subflow, its handshake while it waits for its SYN-ACK ([`super::setup`]).
+    pub(super) opening: Vec<Option<Opening>>,
 }
 
 impl MpConn {
@@ -57,12 +60,16 @@ impl MpConn {
             rx_sub: vec![ReceivedBytes::default(); n],
             rx_data: ReceivedBytes::default(),
             alpha: 1.0,
+            opening: vec![None; n],
         }
     }
 
     /// Scheduler: maps new data segments onto subflow `i` while its window has room, and sends.
     /// Each subflow pulls data as its ACKs open its window, so data goes where there is room.
     pub fn fill(&mut self, ctx: &mut Ctx, i: usize, cfg: &SenderConfig, n: &mut Counters) {
+        if self.is_opening(i) {
+            return; // data goes on a subflow once its SYN-ACK arrives
+        }
         let mss = cfg.framing.mss() as u64;
         let sub = &mut self.subs[i];
         while self.next_data < self.size && sub.unsent_bytes() == 0 {
@@ -159,6 +166,7 @@ impl MpConn {
         assert!(self.next_data <= self.size && self.rx_data.next_expected() <= self.size);
         for (i, s) in self.subs.iter().enumerate() {
             s.check_invariants(cfg);
+            assert!(!self.is_opening(i) || s.size() == 0, "flow {} subflow {i}: data before its SYN-ACK", self.id);
             let m = &self.maps[i];
             let segs = s.size().div_ceil(cfg.framing.mss() as u64);
             assert_eq!(m.base + m.data.len() as u64, segs, "flow {} subflow {i}: map covers its segments", self.id);

@@ -29,8 +29,12 @@
 //! - Reassembly at the receiver: per-subflow cumulative ACKs, connection-level delivery counting
 //!   each byte once.
 //!
-//! Not modelled: connection and subflow set-up (MP_CAPABLE / MP_JOIN handshakes: every subflow
-//! starts at once), a data-level ACK and receive window (the receiver buffers without limit),
+//! - Subflow set-up (`connection_setup = "handshake"`, [`setup`]): each subflow spends its own SYN /
+//!   SYN-ACK round trip, all at the start, as htsim's `TcpSrc` subflows do; default `"none"`: every
+//!   subflow sends data at once.
+//!
+//! Not modelled: MP_CAPABLE / MP_JOIN semantics (the first subflow is not opened ahead of the
+//! others, as in htsim), a data-level ACK and receive window (the receiver buffers without limit),
 //! reinjection of a subflow's unacknowledged data onto another subflow, the "lowest RTT first"
 //! choice among several subflows with room at the same instant (they fill in index order), delayed
 //! ACKs, SACK, ECN (data is not ECN-capable), OLIA/BALIA. htsim's initial ssthresh (15 packets in
@@ -42,17 +46,20 @@
 
 pub mod conn;
 pub mod lia;
+pub mod setup;
 
 use super::conns::ConnTable;
 use super::window::cc::{CongestionControl, WindowSetup};
+use super::window::handshake::{self, ConnectionSetup};
 use super::window::read_shared;
 use super::window::sender::{timer_kind, Conn, Counters, SenderConfig, Status, TIMER_RTO};
 use super::{ClassUse, Conformance, Ctx, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::{mix64, Rng};
-use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet, PacketKind};
+use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::scenario::reader::{Section, SpecResult};
 use conn::MpConn;
 use lia::Lia;
+use setup::TIMER_SYN_BASE;
 
 /// The most subflows a connection may open (the subflow index rides in the timer kind).
 pub const MAX_SUBFLOWS: u64 = 64;
@@ -69,6 +76,8 @@ pub struct MptcpConfig {
     pub initial_ssthresh: Option<f64>,
     /// Each RTO is scaled by a uniform factor in [1, 1 + x]; 0 = exact.
     pub rto_jitter: f64,
+    /// Whether each subflow first spends a SYN / SYN-ACK round trip ([`setup`]).
+    pub connection_setup: ConnectionSetup,
 }
 
 pub struct Mptcp {
@@ -76,6 +85,9 @@ pub struct Mptcp {
     conns: ConnTable<MpConn>,
     counters: Counters,
     subflows_opened: u64,
+    /// Subflows whose SYN-ACK arrived, and SYNs sent again (with the handshake on).
+    handshakes: u64,
+    syn_retransmits: u64,
     /// Draws each connection's distinct source routes.
     rng: Rng,
 }
@@ -147,6 +159,7 @@ impl Protocol for Mptcp {
             "[mptcp] each retransmission timeout is scaled by a uniform factor in [1, 1 + x], desynchronising the subflows' timeouts (Vasudevan et al., SIGCOMM'09: 0.5); 0 = exact")?;
         s.ensure((0.0..=1.0).contains(&rto_jitter), "rto_jitter", format!("must be in [0, 1], got {rto_jitter}"))?;
         let (window, sender) = read_shared(s, env, false)?;
+        let connection_setup = handshake::read(s)?;
         let initial_ssthresh = ssthresh.map(|p| (p * window.mss_bytes) as f64);
         Ok(MptcpConfig {
             window,
@@ -155,6 +168,7 @@ impl Protocol for Mptcp {
             coupled: coupling == "lia",
             initial_ssthresh,
             rto_jitter,
+            connection_setup,
         })
     }
 
@@ -187,6 +201,8 @@ impl Protocol for Mptcp {
             conns: ConnTable::default(),
             counters: Counters::default(),
             subflows_opened: 0,
+            handshakes: 0,
+            syn_retransmits: 0,
             rng: env.rng("mptcp"),
         }
     }
@@ -212,6 +228,10 @@ impl Protocol for Mptcp {
             .collect();
         self.subflows_opened += k;
         let slot = self.conns.insert(id, MpConn::new(id, src, dst, size, subs));
+        if self.cfg.connection_setup == ConnectionSetup::Handshake {
+            self.conns[slot].open_subflows(ctx, &self.cfg.sender);
+            return self.check(slot);
+        }
         for i in 0..k as usize {
             self.conns[slot].fill(ctx, i, &self.cfg.sender, &mut self.counters);
         }
@@ -224,6 +244,19 @@ impl Protocol for Mptcp {
         let i = pkt.aux as usize;
         if i >= c.subs.len() {
             return; // not a subflow of this connection
+        }
+        if pkt.has(flags::SYN) {
+            if self.cfg.connection_setup == ConnectionSetup::Handshake && (host == c.src || host == c.dst) {
+                if c.on_syn(ctx, &self.cfg.sender, i, host == c.src, pkt) {
+                    self.handshakes += 1;
+                    c.fill(ctx, i, &self.cfg.sender, &mut self.counters);
+                }
+                self.check(slot);
+            }
+            return;
+        }
+        if host == c.src && c.is_opening(i) {
+            return; // a stray: nothing but the SYN-ACK moves a subflow that is opening
         }
         let status = match pkt.kind {
             PacketKind::Data if host == c.dst => {
@@ -238,6 +271,13 @@ impl Protocol for Mptcp {
 
     fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
         let Some(slot) = self.conns.slot(id) else { return };
+        if kind >= TIMER_SYN_BASE {
+            let i = (kind - TIMER_SYN_BASE) as usize;
+            if self.conns[slot].on_syn_timer(ctx, &self.cfg.sender, i) {
+                self.syn_retransmits += 1;
+            }
+            return;
+        }
         let i = (kind / 2) as usize;
         if i >= self.conns[slot].subs.len() || kind != timer_kind(TIMER_RTO, i as u8) {
             return; // LIA does not pace: only retransmission timers are set
@@ -248,12 +288,18 @@ impl Protocol for Mptcp {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let n = &self.counters;
-        vec![
+        let mut out = vec![
             ("retransmitted_packets", n.retransmitted_packets),
             ("fast_retransmits", n.fast_retransmits),
             ("timeouts", n.timeouts),
             ("subflows_opened", self.subflows_opened),
-        ]
+        ];
+        // Only with the handshake on, so the default's counters stay as they were.
+        if self.cfg.connection_setup == ConnectionSetup::Handshake {
+            out.push(("handshakes", self.handshakes));
+            out.push(("syn_retransmits", self.syn_retransmits));
+        }
+        out
     }
 
     fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {
