@@ -12,11 +12,24 @@ from .common import table
 STARTS = {"SS": "slow_start", "FS": "line_rate", "PB-FS": "pbfs"}
 
 
-def build(quick: bool) -> SweepSpec:
+# The HPCC reference's DCTCP run (`run.py --cc dctcp`): step marking, K = 30 KB x rate / 10 Gb/s at dequeue
+# (75 KB at the 25 Gb/s host ports, 300 KB at the 100 Gb/s fabric ports), Pmax 1.
+STEP = {"priorities": 2, "ecn": "step", "ecn_at": "dequeue", "ecn_k_bytes": 75_000,
+        "fabric": {"ecn": "step", "ecn_at": "dequeue", "ecn_k_bytes": 300_000}}
+
+
+def variant(quick: bool, steady: bool, step: bool) -> SweepSpec:
+    """Timing (SHORT or STEADY) and marking (RED of the RoCE runs or the reference's DCTCP step)."""
     t = {"timeout_us": 100.0, "short_timeout_us": 100.0}
     ts = [pc.transport("dctcp_rate", s, **t) for s in STARTS.values()]
-    return SweepSpec(base=pc.base(quick, pfc=False, buffer_bytes=2_000_000), axes={"transport": ts},
-                     name="pbfs-fig7")
+    base = pc.base(quick, pfc=False, buffer_bytes=2_000_000, steady=steady)
+    if step:
+        base["queue"] = dict(STEP)
+    return SweepSpec(base=base, axes={"transport": ts}, name="pbfs-fig7")
+
+
+def build(quick: bool) -> SweepSpec:
+    return variant(quick, steady=False, step=False)
 
 
 def loss(df, out, start: str) -> float:
