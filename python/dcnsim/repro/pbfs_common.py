@@ -90,7 +90,7 @@ def workload(stop_us: float, load: float = 0.7) -> list:
 
 
 # (duration, warm-up, end of arrivals) in us. SHORT: the first milliseconds, before the fabric
-# has filled (Figs. 6-8). STEADY (Fig. 5): at 70% load the number of flows in progress keeps
+# has filled (Figs. 6, 8, incasts). STEADY (Figs. 5 and 7): at 70% load the number of flows in progress keeps
 # growing for about 10 ms (128 hosts: 450 at 5 ms, 730 at 10 ms, then flat); without PB-FS,
 # DCQCN's and TIMELY's fabrics enter PFC head-of-line blocking only then, and short flows' p95
 # climbs from 78 us (first 2.5 ms) to 700-970 us (12.5-17.5 ms) for DCQCN without PB-FS, while
