@@ -87,37 +87,35 @@ fn mark_heap(_ptr: *mut u8) {}
 
 // SAFETY: every block comes from `System` with the layout it is returned with (`huge_layout` is a
 // function of the caller's layout, so alloc and dealloc agree).
+/// One allocation through `system` (the system allocator's `alloc` or `alloc_zeroed`): a large
+/// block aligned and advised for huge pages, a small one marking the heap it grew.
+#[inline]
+fn place(layout: Layout, system: impl FnOnce(Layout) -> *mut u8) -> *mut u8 {
+    if !is_huge(&layout) {
+        let p = system(layout);
+        if p as usize + layout.size() > HEAP_MARKED.load(Ordering::Relaxed) {
+            mark_heap(p);
+        }
+        return p;
+    }
+    let p = system(huge_layout(&layout));
+    if !p.is_null() {
+        advise_huge(p, layout.size());
+    }
+    p
+}
+
 unsafe impl GlobalAlloc for HugePageAlloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if !is_huge(&layout) {
-            let p = System.alloc(layout);
-            if p as usize + layout.size() > HEAP_MARKED.load(Ordering::Relaxed) {
-                mark_heap(p);
-            }
-            return p;
-        }
-        let p = System.alloc(huge_layout(&layout));
-        if !p.is_null() {
-            advise_huge(p, layout.size());
-        }
-        p
+        // SAFETY: forwarded with the caller's (or its huge-page-aligned) non-zero-size layout.
+        place(layout, |l| unsafe { System.alloc(l) })
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if !is_huge(&layout) {
-            let p = System.alloc_zeroed(layout);
-            if p as usize + layout.size() > HEAP_MARKED.load(Ordering::Relaxed) {
-                mark_heap(p);
-            }
-            return p;
-        }
-        let p = System.alloc_zeroed(huge_layout(&layout));
-        if !p.is_null() {
-            advise_huge(p, layout.size());
-        }
-        p
+        // SAFETY: as `alloc`.
+        place(layout, |l| unsafe { System.alloc_zeroed(l) })
     }
 
     #[inline]

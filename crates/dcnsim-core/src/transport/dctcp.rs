@@ -14,7 +14,10 @@
 //! - RTO from SRTT/RTTVAR (timestamps echoed in ACKs, so no Karn ambiguity), `min_rto_us`
 //!   floor, exponential back-off, go-back-N after a timeout; the receiver buffers out-of-order data
 //!
-//! Not modelled: connection set-up and tear-down (data flows from the first instant), delayed
+//! Connection set-up: off by default (data flows from the first instant); `connection_setup =
+//! "handshake"` spends a SYN / SYN-ACK round trip first (window/handshake.rs, as ns-2 FullTcp and htsim).
+//!
+//! Not modelled: connection tear-down, the handshake's third ACK, delayed
 //! ACKs (and so the paper's two-state ACK machine), SACK, receive windows, Nagle, pacing,
 //! TSO/segmentation offload.
 

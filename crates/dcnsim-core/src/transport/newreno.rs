@@ -9,7 +9,9 @@
 //! and partial ACKs, RTO with exponential back-off and go-back-N, out-of-order buffering at the
 //! receiver, one ACK per data packet.
 //!
-//! Not modelled: connection set-up and tear-down, delayed ACKs, SACK, receive windows, Nagle,
+//! Connection set-up: optional SYN / SYN-ACK round trip (`connection_setup`, as DCTCP).
+//!
+//! Not modelled: connection tear-down, delayed ACKs, SACK, receive windows, Nagle,
 //! pacing, limited transmit (RFC 3042), TSO.
 
 use super::window::cc::reno::Reno;
