@@ -116,6 +116,35 @@ def test_inline_flow_lists_are_part_of_the_key():
     assert list(dcnsim.run(b).flows["size_bytes"]) == [2000]
 
 
+def test_the_key_ignores_keys_at_their_default_and_no_other_value():
+    from dcnsim.sweep.store import without_defaults
+
+    resolved = dcnsim.resolve(tiny())
+    # A version that did not have `connection_setup` or `trim_mode` resolved the same run without them.
+    older = json.loads(json.dumps(resolved))
+    del older["transport"]["connection_setup"], older["queue"]["trim_mode"]
+    assert without_defaults(older) == without_defaults(resolved)
+    # A value away from its default stays in the key, and so does the protocol that scopes it.
+    stripped = without_defaults(dcnsim.resolve(tiny(transport={"protocol": "dctcp", "g": 0.08})))
+    assert stripped["transport"]["g"] == 0.08 and stripped["transport"]["protocol"] == "dctcp"
+    assert "g" not in without_defaults(resolved)["transport"]
+    assert run_key(tiny(transport={"protocol": "dctcp", "g": 0.08})) != run_key(tiny())
+    assert run_key(tiny(transport={"protocol": "dctcp", "g": 0.0625})) == run_key(tiny())
+
+
+def test_a_run_stored_under_the_legacy_key_is_adopted_not_simulated_again(tmp_path):
+    from dcnsim.sweep.store import legacy_run_key
+
+    spec = tiny()
+    dcnsim.sweep(spec, {"seed": [1]}, out=tmp_path, workers=1, quiet=True)
+    key, old = run_key({**spec, "seed": 1}), legacy_run_key({**spec, "seed": 1})
+    assert key != old
+    os.rename(tmp_path / "runs" / key, tmp_path / "runs" / old)
+    again = dcnsim.sweep(spec, {"seed": [1]}, out=tmp_path, workers=1, quiet=True)
+    assert list(again["key"]) == [key] and (tmp_path / "runs" / key / "DONE").exists()
+    assert len(Store(tmp_path).executed()) == 1
+
+
 def test_a_sweep_waits_for_a_run_held_elsewhere_and_takes_it_over_when_the_owner_dies(tmp_path):
     import socket
     import threading

@@ -65,14 +65,77 @@ def named_files(resolved: dict) -> List[str]:
 
 
 def run_key(spec: dict) -> str:
-    """Key of a run: the resolved spec (defaults filled in, so key order and spelt-out defaults do
-    not matter), the contents of every file it names, and the software version."""
+    """Key of a run: the resolved spec without the keys at their documented defaults (so key order,
+    spelt-out defaults and keys a later version adds with behaviour-preserving defaults do not
+    matter), the contents of every file it names, and the software version."""
+    import hashlib
+
+    resolved = resolve(spec)
+    files = {f: _file_digest(f) for f in named_files(resolved)}
+    doc = canonical({"spec": without_defaults(resolved), "files": files, "version": __version__})
+    return hashlib.sha256(doc.encode()).hexdigest()[:20]
+
+
+def legacy_run_key(spec: dict) -> str:
+    """The key stores written before 2026-11 used (the whole resolved spec); read by Store.adopt."""
     import hashlib
 
     resolved = resolve(spec)
     files = {f: _file_digest(f) for f in named_files(resolved)}
     doc = canonical({"spec": resolved, "files": files, "version": __version__})
     return hashlib.sha256(doc.encode()).hexdigest()[:20]
+
+
+def without_defaults(resolved: dict) -> dict:
+    """`resolved` minus every key whose value is the default the core documents for it (transport
+    keys by the table's protocol). Within one version the map is one-to-one, since a resolved spec
+    holds every key; across versions, a key one version lacks and another holds at its default
+    give the same result: a run stored before a parameter existed stays valid."""
+    defaults = _documented_defaults()
+    out = _strip(resolved, "", defaults, None)
+    if isinstance(resolved.get("workload"), list):
+        out["workload"] = [_strip(w, "workload[].", defaults, None) for w in resolved["workload"]]
+    if isinstance(resolved.get("transports"), dict):
+        out["transports"] = {n: _strip(t, "transport.", defaults, t.get("protocol"))
+                             for n, t in resolved["transports"].items()}
+    return out
+
+
+def _strip(table: dict, prefix: str, defaults: dict, protocol) -> dict:
+    out = {}
+    for k, v in table.items():
+        path = prefix + k
+        if isinstance(v, dict) and prefix == "" and k != "transports":
+            proto = v.get("protocol") if k == "transport" else None
+            out[k] = _strip(v, path + ".", defaults, proto)
+            continue
+        scoped = path.startswith("transport.")
+        default = defaults.get((path, protocol if scoped else None), defaults.get((path, None)))
+        if default is _NO_DEFAULT or default is None or default != v:
+            out[k] = v
+    return out
+
+
+_NO_DEFAULT = object()
+_DEFAULTS: Optional[dict] = None
+
+
+def _documented_defaults() -> dict:
+    """(path, protocol scope) -> default value, from the core's parameter table; parameters
+    without a literal default (required, unset, derived) map to _NO_DEFAULT."""
+    global _DEFAULTS
+    if _DEFAULTS is None:
+        from .. import _core
+
+        table = {}
+        for p in json.loads(_core.describe())["params"]:
+            try:
+                value = json.loads(p["default"]) if p["default"] is not None else _NO_DEFAULT
+            except (TypeError, ValueError):
+                value = _NO_DEFAULT  # 'unset', or a rule in words
+            table[(p["path"], p["scope"])] = value
+        _DEFAULTS = table
+    return _DEFAULTS
 
 
 def _pid_alive(pid: int) -> bool:
@@ -116,6 +179,16 @@ class Store:
         if key == SINGLE_RUN_KEY:
             return (self.root / "summary.json").exists()
         return (self.runs / key / "DONE").exists()
+
+    def adopt(self, key: str, spec: dict) -> None:
+        """Renames a finished run stored under `spec`'s legacy key to `key`, so results simulated
+        before the key left out defaults stay found. A rename is atomic; losing a race is harmless."""
+        if key == SINGLE_RUN_KEY or self.is_done(key) or not self.runs.is_dir():
+            return
+        old = self.runs / legacy_run_key(spec)
+        if (old / "DONE").exists():
+            with contextlib.suppress(OSError):
+                os.rename(old, self.runs / key)
 
     def failure(self, key: str) -> Optional[dict]:
         p = self.runs / f"{key}.failed"
