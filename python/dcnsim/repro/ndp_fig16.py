@@ -1,11 +1,12 @@
-"""NDP paper Fig. 16: N senders each send 450 KB to one host; last- and first-flow completion
-against the optimum. NDP ~1% over the optimum with the slowest flow <= 20% after the fastest;
-DCTCP ~5% over with a wide spread (up to 7x), on large shared-buffer switches as the paper runs it
-(setup "dctcp-shared-ndp-paper", with the timers of the authors' htsim driver for this figure; with 200-packet per-port queues it is +75% at 431 senders); pHost
-about ten times slower than NDP (432-to-1: 1-1.5 s) and "4-5 times worse than MPTCP", which is
-"crippled by synchronized losses" on its 200-packet queues even with "aggressively small timers"
-(Vasudevan et al.): setup "mptcp-ndp-paper" with a 200 us RTO floor and a 1 ms initial RTO (our
-choice of small timers; the paper gives no value)."""
+"""NDP paper Fig. 16: N senders each send 450 KB to one host; last- and first-flow completion against
+the optimum. NDP ~1% over the optimum with the slowest flow <= 20% after the fastest; DCTCP ~5% over
+with a wide spread (up to 7x), on large shared-buffer switches as the paper runs it (setup
+"dctcp-shared-ndp-paper", with the timers of the authors' htsim driver for this figure; with
+200-packet per-port queues it is +75% at 431 senders); pHost about ten times slower than NDP
+(432-to-1: 1-1.5 s) and "4-5 times worse than MPTCP", which is "crippled by synchronized losses" on
+its 200-packet queues even with "aggressively small timers" (Vasudevan et al.): setup
+"mptcp-ndp-paper" with a 200 us RTO floor and a 1 ms initial RTO (our choice of small timers; the
+paper gives no value)."""
 
 from ..sweep.spec import SweepSpec
 from .base import Check, Repro
