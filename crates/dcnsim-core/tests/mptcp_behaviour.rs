@@ -151,6 +151,34 @@ fn with_the_handshake_every_subflow_opens_under_loss_and_the_flows_complete() {
     assert!(t["handshakes"].as_u64().unwrap() <= 12, "each subflow opens at most once: {t}");
 }
 
+/// How many of the sender's leaf uplinks (tor0 to the four spines) carried packets of one long MPTCP
+/// flow with four subflows over the four equal paths, for a seed and a `path_choice`.
+fn uplinks_used(seed: u64, path_choice: &str) -> usize {
+    let out = run_checked(&spec(&format!(
+        "seed = {seed}\nduration_us = 300.0\n[topology]\nkind = \"leaf_spine\"\nracks = 2\nhosts_per_rack = 1\nspines = 4\n\
+         host_rate_gbps = 10.0\ncore_rate_gbps = 10.0\n[routing]\nload_balancing = \"source\"\n[transport]\n\
+         protocol = \"mptcp\"\nsubflows = 4\npath_choice = \"{path_choice}\"\n\
+         [[workload]]\nkind = \"flow_list\"\nflows = [[0, 1, 100000000, 0.0]]\n"
+    )));
+    let (nodes, peers, tx) = (strs(&out.ports, "node"), strs(&out.ports, "peer"), u64s(&out.ports, "tx_packets"));
+    let uplinks: Vec<u64> =
+        (0..nodes.len()).filter(|&i| nodes[i] == "tor0" && peers[i].starts_with("spine")).map(|i| tx[i]).collect();
+    assert_eq!(uplinks.len(), 4, "tor0 has four spine uplinks: {nodes:?}");
+    uplinks.iter().filter(|&&p| p > 0).count()
+}
+
+#[test]
+fn distinct_subflows_use_every_path_and_independent_draws_may_share_one() {
+    // "distinct" pins the four subflows to the four paths; "random" (htsim's MPTCP driver) draws each
+    // path on its own, so all four differ only with probability 4!/4^4 = 9.4% per connection: over
+    // five seeds some connection leaves a path unused.
+    let seeds = 1..=5;
+    assert!(seeds.clone().all(|s| uplinks_used(s, "distinct") == 4));
+    let random: Vec<usize> = seeds.map(|s| uplinks_used(s, "random")).collect();
+    assert!(random.iter().all(|&u| (1..=4).contains(&u)), "{random:?}");
+    assert!(random.iter().any(|&u| u < 4), "independent draws share a path at some seed: {random:?}");
+}
+
 #[test]
 fn bad_mptcp_keys_name_their_field() {
     let base = "duration_us = 10.0\n[topology]\nkind = \"single_switch\"\nhosts = 2\nhost_rate_gbps = 10.0\n\
@@ -160,6 +188,7 @@ fn bad_mptcp_keys_name_their_field() {
         ("subflows = 65", "transport.subflows", "[1, 64]"),
         ("coupling = \"olia\"", "transport.coupling", "lia"),
         ("rto_jitter = 1.5", "transport.rto_jitter", "[0, 1]"),
+        ("path_choice = \"ecmp\"", "transport.path_choice", "distinct"),
         ("initial_ssthresh_packets = 0", "transport.initial_ssthresh_packets", "[1, 1000000]"),
         ("init_cwnd_packets = 4", "transport.init_cwnd_packets", "renamed to `initial_window_packets`"),
     ];

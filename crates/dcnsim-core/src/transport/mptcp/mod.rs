@@ -12,9 +12,12 @@
 //! Modelled:
 //! - K subflows (`subflows`, default 8, the SIGCOMM'11 paper's and htsim's datacenter runs), capped
 //!   at the number of equal-cost paths between the hosts (htsim opens min(K, paths)). With source
-//!   routing (`routing.load_balancing = "source"`, as htsim) each subflow is pinned to a distinct
-//!   path drawn at random (htsim draws distinct random routes); with ECMP each subflow has its own
-//!   hash key, so subflows may collide as real subflows with distinct ports do.
+//!   routing (`routing.load_balancing = "source"`, as htsim) each subflow is pinned to a path drawn
+//!   at random: distinct paths by default (`path_choice = "distinct"`), or each drawn independently
+//!   so that subflows may share one (`"random"`: the NDP authors' htsim MPTCP driver,
+//!   nets-cs-pub-ro/NDP sim/datacenter/main.cpp, draws `rand() % paths` per subflow, its loop that
+//!   rejected repeats commented out); with ECMP each subflow has its own hash key, so subflows may
+//!   collide as real subflows with distinct ports do.
 //! - Each subflow is the window sender ([`crate::transport::window::sender`]): slow start, fast
 //!   retransmit, NewReno fast recovery, RTO with back-off and go-back-N, its own RTT estimator.
 //! - LIA in congestion avoidance ([`lia`]; `coupling = "uncoupled"` makes every subflow a plain
@@ -78,6 +81,8 @@ pub struct MptcpConfig {
     pub rto_jitter: f64,
     /// Whether each subflow first spends a SYN / SYN-ACK round trip ([`setup`]).
     pub connection_setup: ConnectionSetup,
+    /// Source routing: subflows on distinct paths (`true`), or each path drawn independently.
+    pub distinct_paths: bool,
 }
 
 pub struct Mptcp {
@@ -101,10 +106,11 @@ impl Mptcp {
             return (0..k).map(|i| mix64((id as u64 ^ 0x5eed).wrapping_add(i << 40)) as u32).collect();
         }
         let paths = paths.min(u32::MAX as u64);
+        debug_assert!(k <= paths, "subflows are capped at the path count");
         let mut keys: Vec<u32> = Vec::with_capacity(k as usize);
         while (keys.len() as u64) < k {
             let p = self.rng.below(paths) as u32;
-            if !keys.contains(&p) {
+            if !self.cfg.distinct_paths || !keys.contains(&p) {
                 keys.push(p);
             }
         }
@@ -158,6 +164,8 @@ impl Protocol for Mptcp {
         let rto_jitter = s.f64_or("rto_jitter", 0.0, "fraction",
             "[mptcp] each retransmission timeout is scaled by a uniform factor in [1, 1 + x], desynchronising the subflows' timeouts (Vasudevan et al., SIGCOMM'09: 0.5); 0 = exact")?;
         s.ensure((0.0..=1.0).contains(&rto_jitter), "rto_jitter", format!("must be in [0, 1], got {rto_jitter}"))?;
+        let path_choice = s.choice_or("path_choice", &["distinct", "random"], "distinct",
+            "[mptcp] with source routing: \"distinct\": each subflow on a path no other subflow of the connection uses; \"random\": each subflow's path drawn independently, so two may share one (the NDP authors' htsim MPTCP driver)")?;
         let (window, sender) = read_shared(s, env, false)?;
         let connection_setup = handshake::read(s)?;
         let initial_ssthresh = ssthresh.map(|p| (p * window.mss_bytes) as f64);
@@ -169,6 +177,7 @@ impl Protocol for Mptcp {
             initial_ssthresh,
             rto_jitter,
             connection_setup,
+            distinct_paths: path_choice == "distinct",
         })
     }
 
