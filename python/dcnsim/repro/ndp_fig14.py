@@ -41,7 +41,12 @@ CHECKS = [
     Check("pHost utilisation (section 6.2)", 0.70, 0.08,
           lambda df, out: done(df, protocol="phost")["goodput_normalized"].iloc[0]),
     Check("MPTCP utilisation", 0.89, 0.06, lambda df, out: done(df, protocol="mptcp")["goodput_normalized"].iloc[0]),
-    Check("MPTCP slowest flow (Gb/s)", 6.0, 1.5, lambda df, out: _slowest_gbps(df, out, "mptcp")),
+    # The paper's worst flow is on the 432-host tree at steady state (htsim's MPTCP driver runs 4 s). On
+    # the quick 54-host tree over 2-10 ms the slowest flows are rack-local and in-pod connections (1 and
+    # 3 subflows) still growing in congestion avoidance from ssthresh 15: 2.2-5.1 Gb/s over seeds 1-6,
+    # with or without the handshake; 6.2 over 10-20 ms, 7.6 over 20-50, 8.4 over 50-100
+    # (docs/protocols/mptcp.md). Neither window is the paper's, so the check is made at full scale only.
+    Check("MPTCP slowest flow (Gb/s)", 6.0, 1.5, lambda df, out: _slowest_gbps(df, out, "mptcp"), full_only=True),
 ]
 
 
