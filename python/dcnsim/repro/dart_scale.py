@@ -18,8 +18,8 @@ every ECN scheme; ACKs in a strict high-priority class for every scheme (the pap
 than the run (the size is lost), starting in the first 50 us; the "rack" mix (the typical split) draws the
 receiver in the sender's rack for 80 % of the hosts (RACK_LOCAL: the traffic mix of the paper's source,
 Benson et al., IMC'10, whose cloud data centers keep about 80 % of their traffic in the rack), which puts
-the congestion at the receivers as the paper's simulations find (72 % of DCTCP's marks). Foreground: incast overlays of 16
-senders to a random receiver, a third of the foreground load each for 2000, 4000 and 8000 B. Load:
+the congestion at the receivers as the paper's simulations find (72 % of DCTCP's marks). Foreground:
+incast overlays of 16 senders to a random receiver, a third of the foreground load each for 2000, 4000 and 8000 B. Load:
 a fraction of the core's capacity (the paper calls 20-40 % pre-saturation, which a 4:1 fabric
 reaches at a quarter of the host links), so the incasts offer load x short share / 4 of the host
 links; mixes typical 40 % short (the paper's), light 20 % and heavy 60 % (ours: the paper's splits
