@@ -33,3 +33,24 @@ def test_dart_scale_quick_reports_every_scheme(tmp_path, capsys):
     # Table II: IOFD's deflections lengthen Dart's short-flow paths
     dilation = {r[1]: float(r[2]) for r in rows if len(r) == 4}
     assert dilation["40%"] > 0, text
+
+
+def test_dart_scale_rack_local_background_keeps_its_share_in_the_rack():
+    """The "rack" mix's background (Benson et al.'s cloud traffic, 80 % in the rack): every host sends one
+    long flow, never to itself; about 80 % stay in the sender's rack and the rest leave it; the default
+    background's receivers are uniform over the other hosts (about 1/rack of them in the rack)."""
+    from dcnsim.repro import dart_scale as ds
+
+    hosts, rack = 1024, 32
+    local = ds._background(hosts, rack, local=ds.RACK_LOCAL)
+    assert [f[0] for f in local] == list(range(hosts)) and all(f[0] != f[1] for f in local)
+    assert all(0 <= f[1] < hosts for f in local)
+    in_rack = sum(f[0] // rack == f[1] // rack for f in local) / hosts
+    # binomial(1024, 0.8): sd 1.25 %; 4 sd either side
+    assert abs(in_rack - ds.RACK_LOCAL) < 0.05, in_rack
+    spread = ds._background(hosts, rack)
+    assert all(f[0] != f[1] for f in spread)
+    assert sum(f[0] // rack == f[1] // rack for f in spread) / hosts < 0.08
+    # the rack mix is the typical split on that background
+    w = ds._workload(0.2, "rack", quick=False)
+    assert w[0]["flows"] == local and ds.MIXES["rack"] == ds.MIXES["typical"]
