@@ -3,12 +3,29 @@
 //! 32 s and 755 s of wall time (docs/performance.md, the SIRD Table 5 cells); their CPU time does
 //! not depend on what else runs.
 
-/// Seconds the calling thread has run on a CPU so far (Linux: `/proc/thread-self/schedstat`, in
-/// ns); `None` where that is not available.
+/// Seconds the calling thread has run on a CPU so far (`CLOCK_THREAD_CPUTIME_ID`, exact to the
+/// nanosecond; `/proc/thread-self/schedstat` would lag by up to a scheduler tick); `None` off
+/// 64-bit Linux.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
 pub fn thread_cpu_s() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
-    Some(ns as f64 / 1e9)
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut t = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec (two 64-bit fields on 64-bit Linux) into `t`.
+    let ok = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
+    ok.then(|| t.sec as f64 + t.nsec as f64 / 1e9)
+}
+
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+pub fn thread_cpu_s() -> Option<f64> {
+    None
 }
 
 #[cfg(test)]
