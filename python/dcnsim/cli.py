@@ -57,7 +57,9 @@ def format_summary(s: dict) -> str:
         ("drops / marks / trims", f"{_fmt(q['drops'])} / {_fmt(q['ecn_marks'])} / {_fmt(q['trims'])}"),
         ("transport", ", ".join(f"{k} {_fmt(v)}" for k, v in s["transport"].items()) or "-"),
         ("events", f"{_fmt(s['events'])} in {s['wall_time_s'] - s.get('setup_time_s', 0.0):.2f} s wall "
-                   f"({s['events_per_sec'] / 1e6:.2f} M events/s; set-up {s.get('setup_time_s', 0.0):.2f} s apart)"),
+                   f"({s['events_per_sec'] / 1e6:.2f} M events/s; set-up {s.get('setup_time_s', 0.0):.2f} s apart)"
+                   + (f", {s['cpu_time_s']:.2f} s CPU ({s['events_per_cpu_sec'] / 1e6:.2f} M events per CPU second)"
+                      if s.get("events_per_cpu_sec") else "")),
     ]
     pfc = s.get("pfc")
     if pfc:

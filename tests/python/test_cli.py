@@ -170,3 +170,26 @@ def test_every_slowdown_figure_says_how_many_counted_flows_it_leaves_out(tmp_pat
 
     assert "1 counted flows unfinished" in _unfinished_note(pd.DataFrame([row]))
     assert _unfinished_note(pd.DataFrame([dict(row, slowdown_unfinished=0)])) == ""
+
+
+def test_the_events_line_and_the_results_row_give_cpu_time_and_old_summaries_still_load():
+    """Wall time on a shared machine measures the neighbours too: the summary, its events line and a
+    sweep's results row give the event loop's CPU time; summaries stored before it existed still format."""
+    import dcnsim
+    from dcnsim.cli import format_summary
+    from dcnsim.sweep import flatten_summary
+
+    spec = {
+        "seed": 1, "duration_us": 50.0,
+        "topology": {"kind": "single_switch", "hosts": 3, "host_rate_gbps": 10.0},
+        "transport": {"protocol": "dctcp"},
+        "workload": [{"kind": "flow_list", "flows": [[0, 1, 100_000, 1.0], [1, 2, 1000, 1.0]]}],
+    }
+    s = dcnsim.run(spec).summary
+    assert 0 < s["cpu_time_s"] <= s["wall_time_s"]
+    events = [line for line in format_summary(s).splitlines() if line.startswith("events")][0]
+    assert "s CPU (" in events and "M events per CPU second" in events
+    assert flatten_summary(s)["cpu_time_s"] == s["cpu_time_s"]
+    old = {k: v for k, v in s.items() if k not in ("cpu_time_s", "events_per_cpu_sec")}
+    assert "CPU" not in [line for line in format_summary(old).splitlines() if line.startswith("events")][0]
+    assert flatten_summary(old)["cpu_time_s"] is None

@@ -215,7 +215,16 @@ fn tracing_does_not_change_results() {
     let flows: Vec<String> = (0..60).step_by(3).map(|f| f.to_string()).collect();
     let trace = format!("[trace]\nflows = [{}]\nstate_interval_us = 1.0\n", flows.join(", "));
     let strip = |mut s: serde_json::Value| {
-        for key in ["wall_time_s", "setup_time_s", "events_per_sec", "events", "spec", "trace"] {
+        for key in [
+            "wall_time_s",
+            "setup_time_s",
+            "events_per_sec",
+            "cpu_time_s",
+            "events_per_cpu_sec",
+            "events",
+            "spec",
+            "trace",
+        ] {
             s.as_object_mut().unwrap().remove(key);
         }
         s

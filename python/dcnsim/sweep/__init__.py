@@ -150,6 +150,9 @@ def flatten_summary(s: dict) -> dict:
         "window_ps": s["window_ps"],
         "events": s["events"],
         "wall_time_s": s["wall_time_s"],
+        # CPU seconds of the event loop: unlike wall time, not inflated by other work on the machine
+        # (runs stored before the field existed have None).
+        "cpu_time_s": s.get("cpu_time_s"),
     }
     for tier, v in q["max_switch_bytes_by_tier"].items():
         row[f"max_switch_bytes_{tier}"] = v

@@ -1,4 +1,5 @@
 //! Measurement: the flow log, the exact ideal FCT, the aggregates of a run, and traces of chosen flows.
+pub mod cpu_time;
 pub mod fabric;
 pub mod flow_state;
 pub mod flows;

@@ -228,6 +228,13 @@ fn transports_summary(sim: &Simulation) -> Value {
     json!(all)
 }
 
+/// The event loop's CPU time (`cpu_time_s`) and events per CPU second beside the wall-clock figures;
+/// null where the platform does not tell (see `metrics::cpu_time`).
+pub fn add_cpu_time(summary: &mut Value, events: u64, cpu_s: Option<f64>) {
+    summary["cpu_time_s"] = json!(cpu_s);
+    summary["events_per_cpu_sec"] = json!(cpu_s.filter(|&c| c > 0.0).map(|c| events as f64 / c));
+}
+
 /// `wall_s`: wall-clock seconds of the event loop. Fails if a flow beat its ideal FCT (a bug).
 pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> Result<RunOutput, RunError> {
     let (net, spec, fr) = (&sim.net, &sim.spec, sim.spec.framing);

@@ -477,11 +477,13 @@ pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, Run
     let from_spec = parsed.warnings.len();
     parsed.warnings.iter().for_each(print_warning);
     let mut sim = Simulation::new_with(parsed, opts)?;
-    let wall = Instant::now();
+    let (wall, cpu) = (Instant::now(), crate::metrics::cpu_time::thread_cpu_s());
     let events = sim.run(opts)?;
     let wall_s = wall.elapsed().as_secs_f64();
+    let cpu_s = cpu.and_then(|c| Some(crate::metrics::cpu_time::thread_cpu_s()? - c));
     let traces = crate::metrics::trace::TraceOutput::take(&mut sim);
     let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s)?;
+    crate::metrics::summary::add_cpu_time(&mut out.summary, events, cpu_s);
     traces.attach(&mut out);
     let warnings = out.summary["warnings"].as_array().map_or(&[][..], |w| w.as_slice());
     warnings.iter().skip(from_spec).filter_map(|w| w.as_str()).for_each(print_warning);
