@@ -49,3 +49,17 @@ def test_pbfs_incast_quick_keeps_the_receiver_busy_with_no_spurious_retransmissi
     ideal_us = 100 * 100 * 1048 * 8 / 25e3
     assert r.flows["fct_ps"].notna().all()
     assert r.flows["fct_ps"].max() / 1e6 < 1.02 * ideal_us
+
+
+def test_pbfs_fig7_runs_both_buffer_sizes_and_counts_loss_in_the_window():
+    from dcnsim.repro import pbfs_fig7 as f7
+
+    runs = list(get("pbfs-fig7").build(True).runs())
+    got = sorted((s["switch"]["buffer_bytes"], s["transport"]["fast_start"]) for _, s in runs)
+    assert got == sorted((b, st) for b in (2_000_000, 8_000_000) for st in ("slow_start", "line_rate", "pbfs"))
+    # Loss counts the measurement window (the ramp before it loses almost nothing), not the whole run.
+    s = {"queues": {"drops": 100}, "transport": {"data_packets_sent": 2000, "retransmitted_packets": 9},
+         "window_counts": {"drops": 90, "transport": {"data_packets_sent": 900, "retransmitted_packets": 5}}}
+    assert f7._counts(s) == (90, 900, 5)
+    del s["window_counts"]
+    assert f7._counts(s) == (100, 2000, 9)

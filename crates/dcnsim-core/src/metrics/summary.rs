@@ -219,6 +219,22 @@ fn counters(t: &crate::transport::Transport) -> serde_json::Map<String, Value> {
     t.counters().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect()
 }
 
+/// Drops and the first transport's counters since the measurement window opened (the whole run
+/// without a warm-up). Port counters, drops included, restart with the window (`queues.drops` is
+/// the window's too); the transport's run from the start, so `transport` counts the whole run and
+/// these the window. Counters that are maxima (`max_*`) are left out: they do not subtract.
+fn window_counts(sim: &Simulation) -> Value {
+    let drops: u64 = sim.net.ports.iter().map(|p| p.counters.drops).sum();
+    let before = |k: &str| sim.at_window_open.iter().find(|c| c.0 == k).map_or(0, |c| c.1);
+    let transport: serde_json::Map<String, Value> = sim.transports[0]
+        .counters()
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with("max_"))
+        .map(|(k, v)| (k.to_string(), json!(v.saturating_sub(before(k)))))
+        .collect();
+    json!({"drops": drops, "transport": transport})
+}
+
 /// Several transports in one run: each setup's protocol and counters, in spec order.
 fn transports_summary(sim: &Simulation) -> Value {
     let setups = sim.spec.transports.iter().zip(&sim.transports);
@@ -290,6 +306,7 @@ pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> R
         "queues": super::queues::queues_summary(sim, &sw),
         "packets": {"created": pool.created, "delivered": pool.delivered, "dropped": pool.dropped, "trimmed": pool.trimmed, "in_flight": pool.live(), "peak_alive": pool.capacity_used()},
         "transport": counters(&sim.transports[0]),
+        "window_counts": window_counts(sim),
         "warnings": warnings,
         "spec": resolved.clone(),
     });

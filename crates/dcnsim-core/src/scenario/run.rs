@@ -62,6 +62,9 @@ pub struct Simulation {
     pub flow_state: Option<FlowStateSeries>,
     /// Per port: bytes of the packet on the wire when the window opened still to be sent then.
     pub window_carry_in: Vec<f64>,
+    /// The first transport's counters when the window opened (none with no warm-up): the
+    /// summary's `window_counts` are the differences at the end. (Port counters restart instead.)
+    pub at_window_open: Vec<(&'static str, u64)>,
     /// Wall-clock seconds spent building the run (not part of events per second).
     pub setup_s: f64,
     /// Staged prefetching (`prefetch_next`): the fabric's ports do not fit in cache.
@@ -131,6 +134,7 @@ impl Simulation {
             samples: Vec::new(),
             flow_state,
             window_carry_in: Vec::new(),
+            at_window_open: Vec::new(),
             setup_s: clock.elapsed_s(),
             deep_prefetch,
         })
@@ -359,6 +363,7 @@ impl Simulation {
         self.net.reset_stats(now);
         self.window_carry_in = link_usage::unsent_after(&self.net, now);
         self.flows.open_window(now);
+        self.at_window_open = self.transports[0].counters();
     }
 
     fn sample(&mut self, now: Time) {

@@ -107,6 +107,13 @@ impl Network {
         up.rate.bytes_in(window) + 3 * max_packet as u64
     }
 
+    /// The headroom of the HPCC authors' ns-3 switches (`third.cc`): 3 x rate x link delay of the
+    /// ingress link, whether PFC is on or not.
+    pub fn ns3_headroom(&self, p: PortId) -> u64 {
+        let up = &self.ports[p as usize];
+        3 * up.rate.bytes_in(up.delay)
+    }
+
     /// A port's dynamic-threshold alpha (units of 2^-16): listed by its rate, or the shift rule
     /// (one less per doubling of the rate above the hosts').
     fn buffer_alpha(&self, sw: &SwitchConfig, p: PortId, host_rate: u64) -> Result<u64, SpecError> {
@@ -140,7 +147,11 @@ impl Network {
             reserve: sw.reserve_bytes,
             resume_offset: sw.resume_offset_bytes,
             lossless: sw.lossless,
+            ingress_lossy: sw.ingress_lossy,
+            unaccounted: sw.unaccounted,
         };
+        // Classes with a reserve and a headroom per ingress (PFC's, or lossy ones the ns-3 way).
+        let by_ingress = lossless_classes + sw.ingress_lossy.count_ones();
         let field = |key: &str, message: String| SpecError { field: format!("switch.{key}"), message };
         for (s, buffer) in b.switches.iter_mut().enumerate() {
             let node = self.hosts + s as u32;
@@ -148,6 +159,7 @@ impl Network {
                 let p = Network::reverse(egress);
                 let needed = self.pfc_headroom_needed(p, lossless_classes, max_packet);
                 let headroom = match sw.headroom_bytes {
+                    _ if sw.ingress_lossy != 0 => self.ns3_headroom(p),
                     _ if lossless_classes == 0 => 0,
                     None => needed,
                     Some(h) if h >= needed || sw.allow_small_headroom => h,
@@ -166,8 +178,8 @@ impl Network {
                 (ingress.into, ingress.headroom, ingress.alpha_q16) = (s as u32, headroom, alpha_of(p)?);
                 let out = &mut b.ports[egress as usize];
                 (out.owner, out.alpha_q16) = (s as u32, alpha_of(egress)?);
-                buffer.headroom_total += lossless_classes as u64 * headroom;
-                buffer.reserve_total += lossless_classes as u64 * sw.reserve_bytes;
+                buffer.headroom_total += by_ingress as u64 * headroom;
+                buffer.reserve_total += by_ingress as u64 * sw.reserve_bytes;
             }
             let set_aside = buffer.headroom_total + buffer.reserve_total;
             if size < set_aside + max_packet as u64 {

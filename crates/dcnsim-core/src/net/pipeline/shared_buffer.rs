@@ -20,7 +20,11 @@
 //!
 //! Lossy classes are admitted per egress queue, as shared-buffer switches do for lossy traffic:
 //! a packet joins if its (egress port, class) queue stays within T(egress), else it is dropped.
-//! They take no reserve and no headroom.
+//! They take no reserve and no headroom. Or (`lossy_admission = "ingress"`, `ingress_lossy`) as the
+//! HPCC authors' ns-3 switch with PFC off, which keeps its MMU and ignores the PAUSE frames: lossy
+//! classes are accounted to their ingress exactly as lossless ones (reserve, shared within
+//! T(ingress), headroom) and a packet beyond the headroom is dropped; no PAUSE is sent. The
+//! highest class is then not accounted at all (`unaccounted`, ns-3's queue 0).
 //!
 //! Differences from ns-3, on purpose: reserve and headroom are per (ingress, lossless class), so the
 //! totals set aside count every lossless class (ns-3 sets aside one reserve and one headroom per
@@ -125,12 +129,26 @@ pub struct Buffers {
     pub resume_offset: u64,
     /// Lossless classes (bit c), 0 without PFC.
     pub lossless: u8,
+    /// Lossy classes accounted to their ingress (bit c), and classes not accounted at all.
+    pub ingress_lossy: u8,
+    pub unaccounted: u8,
 }
 
 impl Buffers {
     #[inline]
     pub fn is_lossless(&self, class: usize) -> bool {
         self.lossless & (1 << class) != 0
+    }
+
+    /// The class is accounted to the port it came in on (lossless, or lossy the ns-3 way).
+    #[inline]
+    pub fn by_ingress(&self, class: usize) -> bool {
+        (self.lossless | self.ingress_lossy) & (1 << class) != 0
+    }
+
+    #[inline]
+    pub fn is_accounted(&self, class: usize) -> bool {
+        self.unaccounted & (1 << class) == 0
     }
 
     /// The dynamic threshold on a lossless pair's shared use, for an ingress.
@@ -152,9 +170,11 @@ impl Buffers {
         self.ports[ingress as usize].used[class].saturating_sub(self.reserve)
     }
 
-    /// Accounts `size` bytes of a lossless class arriving on `ingress`, or refuses them.
-    pub fn admit_lossless(&mut self, ingress: PortId, class: usize, size: u64) -> Verdict {
-        debug_assert!(self.is_lossless(class));
+    /// Accounts `size` bytes of a class arriving on `ingress`, or refuses them (for a lossless
+    /// class a configuration error: its headroom was too small).
+    pub fn admit_by_ingress(&mut self, ingress: PortId, class: usize, size: u64) -> Verdict {
+        debug_assert!(self.by_ingress(class));
+        let lossless = self.is_lossless(class);
         let t = self.ingress_threshold(ingress);
         let reserve = self.reserve;
         let i = &mut self.ports[ingress as usize];
@@ -176,7 +196,7 @@ impl Buffers {
             s.max_headroom = s.max_headroom.max(s.headroom_used);
             return Verdict::Headroom;
         }
-        s.headroom_overflows += 1;
+        s.headroom_overflows += lossless as u64;
         Verdict::Drop
     }
 
@@ -192,9 +212,9 @@ impl Buffers {
         Verdict::Shared
     }
 
-    /// Returns `size` bytes of a lossless class from `ingress` as they leave: headroom first, then
+    /// Returns `size` bytes of a class accounted to `ingress` as they leave: headroom first, then
     /// shared, then reserve.
-    pub fn release_lossless(&mut self, ingress: PortId, class: usize, size: u64) {
+    pub fn release_by_ingress(&mut self, ingress: PortId, class: usize, size: u64) {
         let reserve = self.reserve;
         let i = &mut self.ports[ingress as usize];
         let s = &mut self.switches[i.into as usize];
@@ -263,8 +283,10 @@ impl Network {
         let class = p.class_of(packet.prio);
         let b = self.buffers.as_deref_mut().expect("ports with a shared buffer have one");
         let lossless = b.is_lossless(class);
-        let verdict = if lossless {
-            b.admit_lossless(ingress, class, size as u64)
+        let verdict = if !b.is_accounted(class) {
+            Verdict::Shared
+        } else if b.by_ingress(class) {
+            b.admit_by_ingress(ingress, class, size as u64)
         } else {
             b.admit_lossy(port, p.class_bytes(class), size as u64)
         };
@@ -299,12 +321,15 @@ impl Network {
         ev: &mut EventQueue,
     ) {
         let b = self.buffers.as_deref_mut().expect("ports with a shared buffer have one");
-        if !b.is_lossless(class) {
+        if !b.is_accounted(class) {
+            return;
+        }
+        if !b.by_ingress(class) {
             return b.release_lossy(port, size as u64);
         }
         let ingress = self.pool.get(pkt).ingress;
-        b.release_lossless(ingress, class, size as u64);
-        if b.should_resume(ingress, class) {
+        b.release_by_ingress(ingress, class, size as u64);
+        if b.is_lossless(class) && b.should_resume(ingress, class) {
             b.ports[ingress as usize].paused &= !(1 << class);
             self.send_pfc(Network::reverse(ingress), class, false, now, ev);
         }
@@ -332,6 +357,8 @@ mod tests {
             reserve: 1000,
             resume_offset: 500,
             lossless: 0b10,
+            ingress_lossy: 0,
+            unaccounted: 0,
         }
     }
 
@@ -339,15 +366,15 @@ mod tests {
     fn reserve_then_shared_then_headroom_then_drop() {
         // Shared pool 18000 - 2000 - 2000 = 14000; shift 1: T = (14000 - shared) / 2.
         let mut b = buffers(18_000, 1000, 1);
-        assert_eq!(b.admit_lossless(0, 1, 1000), Verdict::Reserve);
+        assert_eq!(b.admit_by_ingress(0, 1, 1000), Verdict::Reserve);
         assert_eq!(b.ingress_threshold(0), 7000);
         // The pair's shared use s may grow to T = (14000 - s) / 2: 1000, ..., 5000 (T 5000), and
         // then 6000 > 4500.
-        let verdicts: Vec<Verdict> = (0..6).map(|_| b.admit_lossless(0, 1, 1000)).collect();
+        let verdicts: Vec<Verdict> = (0..6).map(|_| b.admit_by_ingress(0, 1, 1000)).collect();
         assert_eq!(verdicts, [Verdict::Shared; 5].iter().copied().chain([Verdict::Headroom]).collect::<Vec<_>>());
         assert_eq!(b.switches[0].shared_used, 5000);
         assert!(b.should_pause(0, 1));
-        assert_eq!(b.admit_lossless(0, 1, 1000), Verdict::Drop, "the headroom holds 1000 bytes");
+        assert_eq!(b.admit_by_ingress(0, 1, 1000), Verdict::Drop, "the headroom holds 1000 bytes");
         assert_eq!(b.switches[0].headroom_overflows, 1);
     }
 
@@ -372,14 +399,14 @@ mod tests {
     fn release_restores_every_counter_and_resumes() {
         let mut b = buffers(20_000, 2000, 1);
         let mut admitted = 0;
-        while b.admit_lossless(0, 1, 700) != Verdict::Drop {
+        while b.admit_by_ingress(0, 1, 700) != Verdict::Drop {
             admitted += 1;
         }
         b.ports[0].paused = 0b10;
         assert!(b.switches[0].headroom_used > 0 && b.switches[0].shared_used > 0);
         let mut resumed_at = None;
         for k in 0..admitted {
-            b.release_lossless(0, 1, 700);
+            b.release_by_ingress(0, 1, 700);
             if resumed_at.is_none() && b.should_resume(0, 1) {
                 resumed_at = Some(k);
             }
@@ -408,10 +435,30 @@ mod tests {
         for (shift, share) in [(3u8, 1.0 / 9.0), (1, 1.0 / 3.0)] {
             let pool = 900_000u64;
             let mut b = buffers(pool + 2 * 1000 + 2 * 100_000, 100_000, shift);
-            while b.admit_lossless(0, 1, 100) != Verdict::Headroom {}
+            while b.admit_by_ingress(0, 1, 100) != Verdict::Headroom {}
             let got = b.switches[0].shared_used as f64 / pool as f64;
             assert!((got - share).abs() < 0.001, "shift {shift}: {got} of the pool, expected {share}");
         }
+    }
+
+    /// ns-3 with PFC off: a lossy class accounted to its ingress fills reserve, shared share and
+    /// headroom as a lossless one, then drops (a loss, not a configuration error) and never pauses.
+    #[test]
+    fn lossy_by_ingress_fills_the_headroom_then_drops() {
+        let mut b = buffers(18_000, 1000, 1);
+        (b.lossless, b.ingress_lossy, b.unaccounted) = (0, 0b10, 0b01);
+        assert!(b.by_ingress(1) && !b.is_lossless(1) && !b.is_accounted(0));
+        // As in `reserve_then_shared_then_headroom_then_drop`: 1000 reserve, 5000 shared, 1000 headroom.
+        let verdicts: Vec<Verdict> = (0..8).map(|_| b.admit_by_ingress(0, 1, 1000)).collect();
+        use Verdict::*;
+        assert_eq!(verdicts, [Reserve, Shared, Shared, Shared, Shared, Shared, Headroom, Drop]);
+        assert_eq!(b.switches[0].headroom_overflows, 0, "a lossy drop is no configuration error");
+        // Another ingress still gets its own share of what is free: T = (14000 - 5000) / 2.
+        assert_eq!(b.ingress_threshold(1), 4500);
+        for _ in 0..7 {
+            b.release_by_ingress(0, 1, 1000);
+        }
+        assert_eq!((b.switches[0].shared_used, b.switches[0].headroom_used, b.held(0, 1)), (0, 0, 0));
     }
 
     #[test]
@@ -419,9 +466,9 @@ mod tests {
         // No shared pool at all: T = 0.
         let mut b = buffers(4000, 1000, 0);
         assert_eq!(b.ingress_threshold(0), 0);
-        assert_eq!(b.admit_lossless(0, 1, 800), Verdict::Reserve);
+        assert_eq!(b.admit_by_ingress(0, 1, 800), Verdict::Reserve);
         assert!(!b.should_pause(0, 1));
-        assert_eq!(b.admit_lossless(0, 1, 800), Verdict::Headroom);
+        assert_eq!(b.admit_by_ingress(0, 1, 800), Verdict::Headroom);
         assert!(b.should_pause(0, 1));
     }
 }

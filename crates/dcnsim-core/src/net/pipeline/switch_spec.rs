@@ -19,6 +19,11 @@ pub struct SwitchConfig {
     pub reserve_bytes: u64,
     /// PFC on the classes in `lossless` (bit c); 0 = no PFC.
     pub lossless: u8,
+    /// `lossy_admission = "ingress"`: lossy classes (bit c) accounted to their ingress and dropped
+    /// beyond its headroom, as the HPCC authors' ns-3 MMU with PFC off (`shared_buffer.rs`).
+    pub ingress_lossy: u8,
+    /// Classes the buffer does not account (ns-3's queue 0 in that mode: never dropped).
+    pub unaccounted: u8,
     /// Headroom per (ingress port, lossless class); `None`: sized per link.
     pub headroom_bytes: Option<u64>,
     pub allow_small_headroom: bool,
@@ -44,6 +49,8 @@ impl Default for SwitchConfig {
             alpha_by_rate: Vec::new(),
             reserve_bytes: 4096,
             lossless: 0,
+            ingress_lossy: 0,
+            unaccounted: 0,
             headroom_bytes: None,
             allow_small_headroom: false,
             resume_offset_bytes: 3072,
@@ -94,6 +101,7 @@ impl SwitchConfig {
         )?;
         s.ensure(!pfc || has_buffer, "pfc", "PFC needs a shared buffer: set switch.buffer_bytes")?;
         c.read_pfc(s, queues, pfc)?;
+        c.read_lossy_admission(s, queues, has_buffer, pfc)?;
         c.int = s.bool_or(
             "int",
             false,
@@ -140,6 +148,34 @@ impl SwitchConfig {
             }
         }
         Ok(has_buffer)
+    }
+
+    /// `lossy_admission`: per egress queue (the default) or, as the HPCC authors' ns-3 switch with
+    /// PFC off, per ingress; then the highest class (0) is not accounted, as ns-3's queue 0.
+    fn read_lossy_admission(
+        &mut self,
+        s: &mut Section,
+        queues: &QueueConfigs,
+        has_buffer: bool,
+        pfc: bool,
+    ) -> SpecResult<()> {
+        const KEY: &str = "lossy_admission";
+        let given = s.has(KEY);
+        let mode = s.choice_or(
+            KEY,
+            &["egress", "ingress"],
+            "egress",
+            "how the shared buffer admits lossy classes: egress = a class queue joins within alpha(egress) x free; ingress = as the HPCC authors' ns-3 switch with PFC off (PAUSE frames ignored): accounted to the ingress port like a lossless class (a reserve, then shared within alpha(ingress) x free, then a headroom of 3 x rate x link delay) and dropped beyond that headroom; class 0 is then not accounted (never dropped), as ns-3's queue 0",
+        )?;
+        s.ensure(!given || has_buffer, KEY, "only used with buffer_bytes (a shared buffer)")?;
+        s.ensure(mode == "egress" || !pfc, KEY, "\"ingress\" is for lossy fabrics: unset it with pfc = true")?;
+        if mode == "ingress" {
+            let n = queues.fabric.priorities.max(queues.to_host.priorities).max(1) as u32;
+            let all = ((1u32 << n) - 1) as u8;
+            self.unaccounted = if n >= 2 { 1 } else { 0 };
+            self.ingress_lossy = all & !self.unaccounted;
+        }
+        Ok(())
     }
 
     /// The `pfc_*` keys (only with `pfc = true`).
