@@ -219,7 +219,7 @@ impl PacketPool {
             let id = self.slots.len();
             assert!(id < MAX_LIVE_PACKETS, "more than {MAX_LIVE_PACKETS} packets alive: the run is diverging");
             self.slots.push(p);
-            if id % 64 == 0 {
+            if id.is_multiple_of(64) {
                 self.live.push(0);
             }
             self.live[id / 64] |= 1 << (id % 64);
