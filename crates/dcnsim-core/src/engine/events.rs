@@ -91,6 +91,11 @@ pub struct EventQueue {
     current: Option<usize>,
     drain: Vec<Entry>,
     cursor: usize,
+    /// While a large slot drains, the next occupied slot's blocks are fetched one per pop, along
+    /// its list (`walk_next_slot`): this block was fetched last, or NIL. Drained, a slot's list is
+    /// a chain of dependent misses otherwise (at 3,456 hosts about 100 blocks of 176 bytes written
+    /// a microsecond of simulated time earlier, long evicted: 8% of the event loop).
+    walk: u32,
     /// Bit i set: slot i is non-empty.
     occupied: Vec<u64>,
     in_wheel: usize,
@@ -102,6 +107,9 @@ pub struct EventQueue {
 }
 
 const NIL: u32 = u32::MAX;
+/// A drained slot with at least this many events starts the walk of the next slot's blocks (on
+/// small fabrics slots hold an event or two and the next slot is as likely to be far away).
+const WALK_MIN_EVENTS: usize = 16;
 /// Entries per block: 7 x 24 + 8 = 176 bytes, under three cache lines.
 const BLOCK: usize = 7;
 
@@ -125,6 +133,7 @@ impl Default for EventQueue {
             current: None,
             drain: Vec::new(),
             cursor: 0,
+            walk: NIL,
             occupied: vec![0; WORDS],
             in_wheel: 0,
             far: Default::default(),
@@ -248,6 +257,52 @@ impl EventQueue {
         }
         self.drain.sort_unstable_by_key(|e| e.key());
         self.current = Some(s);
+        self.walk = NIL;
+        if self.drain.len() >= WALK_MIN_EVENTS {
+            self.walk_next_slot(s);
+        }
+    }
+
+    /// Starts fetching the blocks of the first occupied slot after `s` (looking in the next 128
+    /// slots only): its newest block now, one more per `pop`. A hint: no effect on the order.
+    #[inline]
+    fn walk_next_slot(&mut self, s: usize) {
+        let from = (s + 1) & (SLOTS - 1);
+        let (w, b) = (from / 64, from % 64);
+        let bits = self.occupied[w] & (!0u64 << b);
+        let t = if bits != 0 {
+            w * 64 + bits.trailing_zeros() as usize
+        } else {
+            let w2 = (w + 1) % WORDS;
+            match self.occupied[w2] {
+                0 => return,
+                bits => w2 * 64 + bits.trailing_zeros() as usize,
+            }
+        };
+        self.walk = self.heads[t];
+        self.prefetch_block(self.walk);
+    }
+
+    /// One step of the walk started by `walk_next_slot`: the block fetched at the last pop has
+    /// arrived by now, so reading its link does not stall; fetches the one it links to.
+    #[inline(always)]
+    fn walk_step(&mut self) {
+        if let Some(b) = self.blocks.get(self.walk as usize) {
+            self.walk = b.next;
+            self.prefetch_block(self.walk);
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch_block(&self, n: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(b) = self.blocks.get(n as usize) {
+            let base = b as *const Block as *const i8;
+            for off in [0, 64, 128, std::mem::size_of::<Block>() - 1] {
+                // SAFETY: prefetching is a hint, and every address lies inside the block.
+                unsafe { std::arch::x86_64::_mm_prefetch(base.add(off), std::arch::x86_64::_MM_HINT_T0) }
+            }
+        }
     }
 
     /// Pops the earliest event and advances the clock to it.
@@ -269,6 +324,9 @@ impl EventQueue {
             let s = first.expect("checked");
             let e = self.drain[self.cursor];
             self.cursor += 1;
+            if self.walk != NIL {
+                self.walk_step();
+            }
             if self.cursor == self.drain.len() {
                 self.occupied[s / 64] &= !(1 << (s % 64));
                 self.current = None;

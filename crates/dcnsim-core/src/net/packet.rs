@@ -171,7 +171,10 @@ pub enum Fate {
 /// Invariant (checked by `check_conservation`): created == delivered + dropped + live.
 pub struct PacketPool {
     slots: Vec<Packet>,
-    live: Vec<bool>,
+    /// Bit `id % 64` of word `id / 64`: slot `id` holds a live packet. Bits, not a `bool` per
+    /// slot: `release` tests and clears it for every packet; at 3,456 hosts (123 k slots) the bits
+    /// take 15 KB where the bytes took 123 KB (the test showed in the profile; no clear gain).
+    live: Vec<u64>,
     free: Vec<PacketId>,
     pub created: u64,
     pub delivered: u64,
@@ -208,15 +211,18 @@ impl PacketPool {
     pub fn alloc(&mut self, p: Packet) -> PacketId {
         self.created += 1;
         let id = if let Some(id) = self.free.pop() {
-            debug_assert!(!self.live[id as usize]);
+            debug_assert!(!self.is_live(id));
             self.slots[id as usize] = p;
-            self.live[id as usize] = true;
+            self.live[id as usize / 64] |= 1 << (id % 64);
             id
         } else {
             let id = self.slots.len();
             assert!(id < MAX_LIVE_PACKETS, "more than {MAX_LIVE_PACKETS} packets alive: the run is diverging");
             self.slots.push(p);
-            self.live.push(true);
+            if id.is_multiple_of(64) {
+                self.live.push(0);
+            }
+            self.live[id / 64] |= 1 << (id % 64);
             id as PacketId
         };
         if self.int.is_some() {
@@ -263,9 +269,9 @@ impl PacketPool {
 
     #[inline]
     pub fn release(&mut self, id: PacketId, fate: Fate) {
-        let slot = &mut self.live[id as usize];
-        assert!(*slot, "packet {id} released twice");
-        *slot = false;
+        let (word, bit) = (&mut self.live[id as usize / 64], 1u64 << (id % 64));
+        assert!(*word & bit != 0, "packet {id} released twice");
+        *word &= !bit;
         self.free.push(id);
         if self.int.is_some() && fate == Fate::Delivered {
             self.int_keep_delivered(id);
@@ -294,15 +300,21 @@ impl PacketPool {
         self.slots.get(id as usize)
     }
 
+    /// Slot `id` holds a live packet.
+    #[inline]
+    fn is_live(&self, id: PacketId) -> bool {
+        self.live[id as usize / 64] & (1 << (id % 64)) != 0
+    }
+
     #[inline]
     pub fn get(&self, id: PacketId) -> &Packet {
-        debug_assert!(self.live[id as usize]);
+        debug_assert!(self.is_live(id));
         &self.slots[id as usize]
     }
 
     #[inline]
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
-        debug_assert!(self.live[id as usize]);
+        debug_assert!(self.is_live(id));
         &mut self.slots[id as usize]
     }
 

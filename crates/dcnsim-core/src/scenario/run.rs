@@ -23,9 +23,10 @@ use std::time::Instant;
 /// the egress port one event ahead rather than just before the hop. Measured (NDP, CPU time
 /// against 3/2/1/0): 6/4/2/0 0.94 at k = 24; 7/5/3/1 0.91 at k = 24 and 0.90 at k = 12; 9/6/3/1
 /// a further 0.96 at k = 24 but 1.04 at k = 12 (small fabrics' slots hold fewer events, so deep
-/// hints fall off the slot).
-const STAGE_PORT: usize = 7;
-const STAGE_PACKET: usize = 5;
+/// hints fall off the slot). Since the stages run only on large fabrics (k >= 16 fat trees),
+/// 9/6/3/1: against 7/5/3/1 0.97 at k = 24 (5 rounds); 12/8/4/1 1.02.
+const STAGE_PORT: usize = 9;
+const STAGE_PACKET: usize = 6;
 const STAGE_ROUTE: usize = 3;
 const STAGE_EGRESS: usize = 1;
 /// The stages run on fabrics whose ports outgrow this (about the L2 cache), while the slot being
@@ -210,9 +211,11 @@ impl Simulation {
             }
             if let Some(Event::LinkArrival(p)) = ev.peek_ahead(STAGE_ROUTE) {
                 net.prefetch_arrival_route(p);
+                self.prefetch_flow(net.host_arrival_flow(p), true);
             }
             if let Some(Event::LinkArrival(p)) = ev.peek_ahead(STAGE_EGRESS) {
                 net.prefetch_egress(p);
+                self.prefetch_flow(net.host_arrival_flow(p), false);
             }
         } else if let Some(Event::LinkArrival(p) | Event::PortFree(p)) = ev.peek_ahead(1) {
             net.prefetch_port(p);
@@ -223,6 +226,15 @@ impl Simulation {
             Some(Event::LinkArrival(p)) => net.prefetch_arrival(p),
             Some(Event::PortFree(p)) => net.prefetch_departure(p),
             _ => {}
+        }
+    }
+
+    /// The transport's state for a packet about to reach a host (`Protocol::prefetch_flow`): in
+    /// runs with one transport (with several, finding the flow's would be a miss of its own).
+    #[inline(always)]
+    fn prefetch_flow(&self, flow: Option<u32>, early: bool) {
+        if let (Some(f), [t]) = (flow, &self.transports[..]) {
+            t.prefetch_flow(f, early);
         }
     }
 
