@@ -7,6 +7,7 @@
 //! results.
 
 use crate::net::network::Network;
+use crate::net::packet::FlowId;
 use crate::net::port::PortId;
 
 impl Network {
@@ -29,6 +30,17 @@ impl Network {
         } else {
             self.prefetch_port(self.routes.nic_port[p.peer as usize]);
         }
+    }
+
+    /// The flow of the packet arriving over `port`'s link if that link ends at a host (for the
+    /// transport's `prefetch_flow`; the packet was fetched a stage earlier).
+    #[inline(always)]
+    pub fn host_arrival_flow(&self, port: PortId) -> Option<FlowId> {
+        let p = self.ports.get(port as usize)?;
+        if p.peer >= self.hosts {
+            return None;
+        }
+        p.pipe_head_packet().and_then(|id| self.pool.peek(id)).map(|pkt| pkt.flow)
     }
 
     /// The egress port the arriving packet will take at a switch, where

@@ -206,9 +206,11 @@ impl Simulation {
             }
             if let Some(Event::LinkArrival(p)) = ev.peek_ahead(STAGE_ROUTE) {
                 net.prefetch_arrival_route(p);
+                self.prefetch_flow(net.host_arrival_flow(p), true);
             }
             if let Some(Event::LinkArrival(p)) = ev.peek_ahead(STAGE_EGRESS) {
                 net.prefetch_egress(p);
+                self.prefetch_flow(net.host_arrival_flow(p), false);
             }
         } else if let Some(Event::LinkArrival(p) | Event::PortFree(p)) = ev.peek_ahead(1) {
             net.prefetch_port(p);
@@ -219,6 +221,15 @@ impl Simulation {
             Some(Event::LinkArrival(p)) => net.prefetch_arrival(p),
             Some(Event::PortFree(p)) => net.prefetch_departure(p),
             _ => {}
+        }
+    }
+
+    /// The transport's state for a packet about to reach a host (`Protocol::prefetch_flow`): in
+    /// runs with one transport (with several, finding the flow's would be a miss of its own).
+    #[inline(always)]
+    fn prefetch_flow(&self, flow: Option<u32>, early: bool) {
+        if let (Some(f), [t]) = (flow, &self.transports[..]) {
+            t.prefetch_flow(f, early);
         }
     }
 

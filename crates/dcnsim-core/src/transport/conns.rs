@@ -58,6 +58,31 @@ impl<T> ConnTable<T> {
         self.free.push(slot);
     }
 
+    /// Prefetching (`Protocol::prefetch_flow`): the index entry of flow `id` (`early`), or the
+    /// first `lines` cache lines of its connection (the entry should be in cache by then). Hints
+    /// only.
+    #[inline(always)]
+    pub fn prefetch(&self, id: FlowId, early: bool, lines: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let Some(entry) = self.slot_of.get(id as usize) else { return };
+            if early {
+                // SAFETY: prefetching is a hint; the address is the entry's.
+                unsafe { _mm_prefetch(entry as *const u32 as *const i8, _MM_HINT_T0) }
+            } else if let Some(c) = self.conns.get(*entry as usize) {
+                // Slots are not line-aligned: up to one more line than the size takes.
+                let (base, size) = (c as *const T as *const i8, std::mem::size_of::<T>());
+                for offset in (0..size.min(lines * 64)).step_by(64).chain([size.saturating_sub(1)]) {
+                    // SAFETY: a hint, and every address lies inside the connection.
+                    unsafe { _mm_prefetch(base.add(offset), _MM_HINT_T0) }
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (id, early, lines);
+    }
+
     /// `release` and `recycle` at once.
     pub fn remove(&mut self, id: FlowId, slot: u32) {
         self.release(id);

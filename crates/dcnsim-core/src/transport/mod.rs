@@ -130,6 +130,12 @@ pub trait Protocol: Sized {
     /// The flow's current control state for traces (sender window or rate, receiver credit), as
     /// (name, value) pairs with the unit in the name; nothing once the flow is gone.
     fn flow_state(&self, _flow: FlowId, _out: &mut Vec<(&'static str, f64)>) {}
+    /// A hint from the event loop on large fabrics: a packet of `flow` reaches a host a few events
+    /// from now. `early`: fetch what can be found without reading cold memory (an index entry);
+    /// later (`early` false, an event or two before it): the connection's state itself. Must not
+    /// change anything; the default does nothing.
+    #[inline(always)]
+    fn prefetch_flow(&self, _flow: FlowId, _early: bool) {}
     /// How the conformance suite runs registered name `name`, and what it promises there
     /// (required: every protocol is held to the suite).
     fn conformance(name: &str) -> Conformance;

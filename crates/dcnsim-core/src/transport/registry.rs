@@ -107,6 +107,14 @@ macro_rules! registry {
                 }
             }
 
+            /// See `Protocol::prefetch_flow`.
+            #[inline(always)]
+            pub fn prefetch_flow(&self, flow: FlowId, early: bool) {
+                match self {
+                    $(Transport::$variant(t) => t.prefetch_flow(flow, early)),*
+                }
+            }
+
             pub fn counters(&self) -> Vec<(&'static str, u64)> {
                 match self {
                     $(Transport::$variant(t) => t.counters()),*

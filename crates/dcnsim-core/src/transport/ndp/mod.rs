@@ -325,6 +325,11 @@ impl Protocol for Ndp {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Ndp::counters(self)
     }
+    /// The whole connection (472 bytes: either half may be the one the packet reaches).
+    #[inline(always)]
+    fn prefetch_flow(&self, flow: FlowId, early: bool) {
+        self.conns.prefetch(flow, early, 16);
+    }
     /// Sender: packets in flight, pulls still expected (feedback received but not yet pulled),
     /// retransmissions waiting for a pull, srtt once measured. Receiver: pulls queued at its pacer
     /// and pulls sent so far.
