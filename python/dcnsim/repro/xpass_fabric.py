@@ -162,6 +162,15 @@ def waste_ratio(out, row) -> float:
     return t["credits_wasted"] / max(1, t["credits_received"])
 
 
+def unused_ratio(out, row) -> float:
+    """Credits sent that never carried data (lost on the way or wasted at the sender) over credits
+    sent: the other reading of Fig. 20's "credit waste" (see docs/protocols/expresspass.md)."""
+    from ..sweep import load_summary
+
+    t = load_summary(out, row["key"])["transport"]
+    return 1.0 - t["data_packets_sent"] / max(1, t["credits_sent"])
+
+
 def fct_groups(out, row) -> dict:
     """Per size group: (average, p99) FCT in ms of the flows that started in the window and finished."""
     from ..sweep import load_flows
@@ -214,13 +223,17 @@ def report(df, out: str) -> str:
     for p, wk, load, r in sorted(_rows(df), key=lambda t: (t[1], t[2], t[0])):
         avg, mx = queue_kb(out, r)
         paper = PAPER_TABLE3.get((wk, load), {}).get(p, ("-", "-"))
-        waste = f"{waste_ratio(out, r):.1%}" if p == "expresspass" else "-"
-        q_rows.append((wk, load, p, f"{avg:.2f}", f"{mx:.1f}", *paper, waste))
+        xp = p == "expresspass"
+        waste = f"{waste_ratio(out, r):.1%}" if xp else "-"
+        unused = f"{unused_ratio(out, r):.1%}" if xp else "-"
+        q_rows.append((wk, load, p, f"{avg:.2f}", f"{mx:.1f}", *paper, waste, unused))
         if load == max(x[2] for x in _rows(df)):
             g = fct_groups(out, r)
             f_rows.append((wk, p, *(f"{g[k][0]:.3g}/{g[k][1]:.3g}" for k in GROUPS)))
-    return ("ExpressPass Table 3: switch data queue (KB), ours and the paper's; credit waste (Fig. 20)\n"
-            + table(q_rows, ["workload", "load", "protocol", "avg", "max", "paper avg", "paper max", "waste"])
+    return ("ExpressPass Table 3: switch data queue (KB), ours and the paper's; credit waste (Fig. 20): wasted "
+            "over received at the senders, and credits that never carried data over credits sent\n"
+            + table(q_rows, ["workload", "load", "protocol", "avg", "max", "paper avg", "paper max", "waste",
+                             "no data"])
             + "\n\nFig. 19: average / p99 FCT (ms) per size group at the highest load\n"
             + table(f_rows, ["workload", "protocol", *GROUPS]))
 

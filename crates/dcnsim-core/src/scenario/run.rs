@@ -29,6 +29,10 @@ const STAGE_PORT: usize = 9;
 const STAGE_PACKET: usize = 6;
 const STAGE_ROUTE: usize = 3;
 const STAGE_EGRESS: usize = 1;
+/// Transport timers: the connection's index entry this many events after the next, the
+/// connection itself `STAGE_TIMER_CONN`.
+const STAGE_TIMER_INDEX: usize = 3;
+const STAGE_TIMER_CONN: usize = 1;
 /// The stages run on fabrics whose ports outgrow this (about the L2 cache), while the slot being
 /// drained has at least `DEEP_SLOT` events left. Where ports stay in cache the stages cost more
 /// than they save (a second routing computation per hop: CPU time 1.1x on NDP at k = 12 and 1.2x
@@ -219,6 +223,14 @@ impl Simulation {
             }
         } else if let Some(Event::LinkArrival(p) | Event::PortFree(p)) = ev.peek_ahead(1) {
             net.prefetch_port(p);
+        }
+        // A transport's timer: its connection's index entry a few events ahead, the connection
+        // itself a stage later (a credit timer per flow touches a connection out of cache).
+        if let Some(Event::Timer { transport, id, .. }) = ev.peek_ahead(STAGE_TIMER_INDEX) {
+            self.transports[transport as usize].prefetch_timer(id, false);
+        }
+        if let Some(Event::Timer { transport, id, .. }) = ev.peek_ahead(STAGE_TIMER_CONN) {
+            self.transports[transport as usize].prefetch_timer(id, true);
         }
         // The next event's port and packet in any case: it may have skipped the stages (scheduled
         // into this slot late, or in the next slot); a hint for what is in cache costs little.

@@ -136,6 +136,12 @@ pub trait Protocol: Sized {
     /// change anything; the default does nothing.
     #[inline(always)]
     fn prefetch_flow(&self, _flow: FlowId, _early: bool) {}
+    /// A hint from the event loop: timer `id` fires a few events from now (`near`: the event after
+    /// next; else a stage earlier), so fetch what its handler reads (`prefetch_flow`'s two stages).
+    /// For protocols with a timer per flow and more flows than the cache holds (ExpressPass's
+    /// credit pacing). Must not change anything; the default does nothing.
+    #[inline(always)]
+    fn prefetch_timer(&self, _id: u32, _near: bool) {}
     /// How the conformance suite runs registered name `name`, and what it promises there
     /// (required: every protocol is held to the suite).
     fn conformance(name: &str) -> Conformance;

@@ -100,6 +100,13 @@ macro_rules! registry {
                 }
             }
 
+            #[inline(always)]
+            pub fn prefetch_timer(&self, id: u32, near: bool) {
+                match self {
+                    $(Transport::$variant(t) => t.prefetch_timer(id, near)),*
+                }
+            }
+
             #[inline]
             pub fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {
                 match self {

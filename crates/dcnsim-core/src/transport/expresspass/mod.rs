@@ -152,6 +152,11 @@ impl Protocol for Xpass {
         self.timer(ctx, kind, id);
         self.check(id);
     }
+    /// A credit timer per crediting flow, tens of thousands in a shuffle: fetch the connection.
+    #[inline(always)]
+    fn prefetch_timer(&self, id: u32, near: bool) {
+        self.conns.prefetch(id, !near, std::mem::size_of::<Conn>().div_ceil(64));
+    }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Xpass::counters(self)
     }
