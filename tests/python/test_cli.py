@@ -141,6 +141,16 @@ def test_summary_reports_unfinished_counted_flows_and_warnings(tmp_path):
     assert "warning" in text
 
 
+def _a_long_and_a_short_flow(long_bytes: int) -> dict:
+    """Two flows at 1 us on a 3-host switch, run for 50 us: the long one may not finish."""
+    return {
+        "seed": 1, "duration_us": 50.0,
+        "topology": {"kind": "single_switch", "hosts": 3, "host_rate_gbps": 10.0},
+        "transport": {"protocol": "dctcp"},
+        "workload": [{"kind": "flow_list", "flows": [[0, 1, long_bytes, 1.0], [1, 2, 1000, 1.0]]}],
+    }
+
+
 def test_every_slowdown_figure_says_how_many_counted_flows_it_leaves_out(tmp_path):
     """Survivorship bias (issue 11): beside each slowdown figure of the summary, the results table and
     the slowdown plots, the counted flows that had not finished; the events line leaves set-up out."""
@@ -149,12 +159,7 @@ def test_every_slowdown_figure_says_how_many_counted_flows_it_leaves_out(tmp_pat
     from dcnsim.plots import _unfinished_note
     from dcnsim.sweep import flatten_summary
 
-    spec = {
-        "seed": 1, "duration_us": 50.0,
-        "topology": {"kind": "single_switch", "hosts": 3, "host_rate_gbps": 10.0},
-        "transport": {"protocol": "dctcp"},
-        "workload": [{"kind": "flow_list", "flows": [[0, 1, 10_000_000, 1.0], [1, 2, 1000, 1.0]]}],
-    }
+    spec = _a_long_and_a_short_flow(10_000_000)
     s = dcnsim.run(spec).summary
     rows = dict(line.split(None, 1) if not line.startswith("  ") else (line[:20].strip(), line[20:])
                 for line in format_summary(s).splitlines())
@@ -179,12 +184,7 @@ def test_the_events_line_and_the_results_row_give_cpu_time_and_old_summaries_sti
     from dcnsim.cli import format_summary
     from dcnsim.sweep import flatten_summary
 
-    spec = {
-        "seed": 1, "duration_us": 50.0,
-        "topology": {"kind": "single_switch", "hosts": 3, "host_rate_gbps": 10.0},
-        "transport": {"protocol": "dctcp"},
-        "workload": [{"kind": "flow_list", "flows": [[0, 1, 100_000, 1.0], [1, 2, 1000, 1.0]]}],
-    }
+    spec = _a_long_and_a_short_flow(100_000)
     s = dcnsim.run(spec).summary
     assert 0 < s["cpu_time_s"] <= s["wall_time_s"]
     events = [line for line in format_summary(s).splitlines() if line.startswith("events")][0]
