@@ -132,17 +132,25 @@ def test_the_key_ignores_keys_at_their_default_and_no_other_value():
     assert run_key(tiny(transport={"protocol": "dctcp", "g": 0.0625})) == run_key(tiny())
 
 
-def test_a_run_stored_under_the_legacy_key_is_adopted_not_simulated_again(tmp_path):
-    from dcnsim.sweep.store import legacy_run_key
-
+def test_a_run_stored_under_an_earlier_key_is_renamed_not_simulated_again(tmp_path):
     spec = tiny()
     dcnsim.sweep(spec, {"seed": [1]}, out=tmp_path, workers=1, quiet=True)
-    key, old = run_key({**spec, "seed": 1}), legacy_run_key({**spec, "seed": 1})
-    assert key != old
-    os.rename(tmp_path / "runs" / key, tmp_path / "runs" / old)
+    key = run_key({**spec, "seed": 1})
+    # As an earlier version stored it: another directory name, a resolved spec without a later key.
+    summary_path = tmp_path / "runs" / key / "summary.json"
+    summary = json.loads(summary_path.read_text())
+    del summary["spec"]["transport"]["connection_setup"]
+    summary_path.write_text(json.dumps(summary))
+    os.rename(tmp_path / "runs" / key, tmp_path / "runs" / "0123456789abcdef0123")
     again = dcnsim.sweep(spec, {"seed": [1]}, out=tmp_path, workers=1, quiet=True)
     assert list(again["key"]) == [key] and (tmp_path / "runs" / key / "DONE").exists()
     assert len(Store(tmp_path).executed()) == 1
+    # A run whose stored spec differs in a real value is not taken for this one.
+    summary["spec"]["transport"]["g"] = 0.5
+    (tmp_path / "runs" / key / "summary.json").write_text(json.dumps(summary))
+    os.rename(tmp_path / "runs" / key, tmp_path / "runs" / "0123456789abcdef0123")
+    dcnsim.sweep(spec, {"seed": [1]}, out=tmp_path, workers=1, quiet=True)
+    assert len(Store(tmp_path).executed()) == 2
 
 
 def test_a_sweep_waits_for_a_run_held_elsewhere_and_takes_it_over_when_the_owner_dies(tmp_path):

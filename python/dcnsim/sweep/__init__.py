@@ -47,9 +47,8 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
     from .executors import run_local, run_ray  # multiprocessing: imported when a sweep runs, not with dcnsim
 
     store = Store(out)
+    store.rekey()
     keyed = [(run_key(s), values, s) for values, s in runs]
-    for k, _, s in keyed:
-        store.adopt(k, s)
     store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in keyed])
     todo, seen = [], set()
     for k, _, s in keyed:
@@ -84,10 +83,8 @@ def stored_sweep(spec: SweepSpec, out) -> pd.DataFrame:
     finished show as missing, running or failed. Records the sweep in `out` (so a later run_sweep
     or `dcnsim results` lists it)."""
     store = Store(out)
-    keyed = []
-    for values, s in spec.runs():
-        keyed.append((run_key(s), values))
-        store.adopt(keyed[-1][0], s)
+    store.rekey()
+    keyed = [(run_key(s), values) for values, s in spec.runs()]
     store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v in keyed])
     return results(out, keys=[k for k, _ in keyed])
 

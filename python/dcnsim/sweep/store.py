@@ -68,21 +68,14 @@ def run_key(spec: dict) -> str:
     """Key of a run: the resolved spec without the keys at their documented defaults (so key order,
     spelt-out defaults and keys a later version adds with behaviour-preserving defaults do not
     matter), the contents of every file it names, and the software version."""
+    return _key_of_resolved(resolve(spec), __version__)
+
+
+def _key_of_resolved(resolved: dict, version: str) -> str:
     import hashlib
 
-    resolved = resolve(spec)
     files = {f: _file_digest(f) for f in named_files(resolved)}
-    doc = canonical({"spec": without_defaults(resolved), "files": files, "version": __version__})
-    return hashlib.sha256(doc.encode()).hexdigest()[:20]
-
-
-def legacy_run_key(spec: dict) -> str:
-    """The key stores written before 2026-11 used (the whole resolved spec); read by Store.adopt."""
-    import hashlib
-
-    resolved = resolve(spec)
-    files = {f: _file_digest(f) for f in named_files(resolved)}
-    doc = canonical({"spec": resolved, "files": files, "version": __version__})
+    doc = canonical({"spec": without_defaults(resolved), "files": files, "version": version})
     return hashlib.sha256(doc.encode()).hexdigest()[:20]
 
 
@@ -180,15 +173,30 @@ class Store:
             return (self.root / "summary.json").exists()
         return (self.runs / key / "DONE").exists()
 
-    def adopt(self, key: str, spec: dict) -> None:
-        """Renames a finished run stored under `spec`'s legacy key to `key`, so results simulated
-        before the key left out defaults stay found. A rename is atomic; losing a race is harmless."""
-        if key == SINGLE_RUN_KEY or self.is_done(key) or not self.runs.is_dir():
-            return
-        old = self.runs / legacy_run_key(spec)
-        if (old / "DONE").exists():
-            with contextlib.suppress(OSError):
-                os.rename(old, self.runs / key)
+    def rekey(self) -> int:
+        """Renames each finished run whose directory is not the key its stored resolved spec gives
+        now (stored under an earlier key rule, or before a parameter was added at its default), so
+        it stays found. Runs naming files (their contents may have changed since) or of another
+        version are left alone. A rename is atomic; losing a race is harmless. Returns the renames."""
+        if self.single_run or not self.runs.is_dir():
+            return 0
+        renamed = 0
+        for d in self.runs.iterdir():
+            if d.name.startswith(".") or not (d / "DONE").exists():
+                continue
+            try:
+                summary = json.loads((d / "summary.json").read_text())
+            except (OSError, ValueError):
+                continue
+            resolved = summary.get("spec")
+            if summary.get("version") != __version__ or not isinstance(resolved, dict) or named_files(resolved):
+                continue
+            key = _key_of_resolved(resolved, __version__)
+            if key != d.name and not (self.runs / key).exists():
+                with contextlib.suppress(OSError):
+                    os.rename(d, self.runs / key)
+                    renamed += 1
+        return renamed
 
     def failure(self, key: str) -> Optional[dict]:
         p = self.runs / f"{key}.failed"
