@@ -11,6 +11,7 @@ from dcnsim import repro
 from dcnsim.cli import main
 from dcnsim.repro.base import Check, Repro, format_checks
 from dcnsim.sweep.spec import SweepSpec
+from tiny_repro import tiny_repro
 
 
 def test_bounds_and_outcomes():
@@ -51,17 +52,9 @@ def test_builds_write_no_files(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def _tiny_entry(tolerance):
-    base = {"duration_us": 300.0, "topology": {"kind": "single_switch", "hosts": 2, "host_rate_gbps": 10.0},
-            "transport": {"protocol": "dctcp"}, "workload": [{"kind": "flow_list", "flows": [[0, 1, 10_000, 0.0]]}]}
-    finished = Check("flows finished", 1.0, tolerance, lambda df, out: df["flows_finished"].iloc[0] + 1)
-    return Repro("tiny", "one flow", "none", lambda quick: SweepSpec(base=base, name="tiny"),
-                 lambda df, out: "report", [finished])
-
-
 @pytest.mark.parametrize("tolerance,code", [(1.0, 0), (0.5, 1)])
 def test_check_exits_non_zero_outside_the_tolerance(tmp_path, monkeypatch, capsys, tolerance, code):
-    monkeypatch.setattr(repro, "get", lambda name: _tiny_entry(tolerance))
+    monkeypatch.setattr(repro, "get", lambda name: tiny_repro(tolerance))
     assert main(["repro", "tiny", "--check", "--quiet", "--workers", "1", "--out", str(tmp_path / "o")]) == code
     out = capsys.readouterr().out
     assert "flows finished  1      [" in out and ("OUTSIDE" in out) == bool(code)
@@ -79,7 +72,7 @@ def test_repro_reports_read_only_their_own_sweep(tmp_path):
     from dcnsim.sweep import results, run_sweep
 
     out = tmp_path / "o"
-    entry = _tiny_entry(1.0)
+    entry = tiny_repro(1.0)
     run_sweep(SweepSpec(base=dict(entry.build(True).base, seed=9), name="tiny"), out, workers=1, quiet=True)
     df = run_sweep(entry.build(True), out, workers=1, quiet=True)
     assert len(df) == 1 and len(results(out)) == 2
@@ -95,7 +88,7 @@ def test_stored_reports_and_checks_only_what_the_store_holds(tmp_path, monkeypat
             raise NotRun("the one flow's run")
         return done["flows_finished"].iloc[0] + 1
 
-    entry = _tiny_entry(1.0)
+    entry = tiny_repro(1.0)
     entry.checks = [Check("flows finished", 1.0, 1.0, finished)]
     monkeypatch.setattr(repro, "get", lambda name: entry)
     out = str(tmp_path / "o")

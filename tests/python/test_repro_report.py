@@ -6,8 +6,7 @@ again."""
 import json
 
 from dcnsim.repro import report
-from dcnsim.repro.base import Check, Repro
-from dcnsim.sweep.spec import SweepSpec
+from tiny_repro import tiny_repro
 
 DOC = """# Results
 
@@ -23,16 +22,8 @@ After.
 """
 
 
-def _tiny(tolerance):
-    base = {"duration_us": 300.0, "topology": {"kind": "single_switch", "hosts": 2, "host_rate_gbps": 10.0},
-            "transport": {"protocol": "dctcp"}, "workload": [{"kind": "flow_list", "flows": [[0, 1, 10_000, 0.0]]}]}
-    finished = Check("flows finished, plus one", 1.0, tolerance, lambda df, out: df["flows_finished"].iloc[0] + 1)
-    return Repro("tiny", "one flow", "none", lambda quick: SweepSpec(base=base, name="tiny"),
-                 lambda df, out: "report", [finished])
-
-
 def test_the_marked_block_is_rewritten_from_the_runs(tmp_path, monkeypatch):
-    monkeypatch.setattr(report, "REGISTRY", [_tiny(0.5)])
+    monkeypatch.setattr(report, "REGISTRY", [tiny_repro(0.5, "flows finished, plus one")])
     doc, js = tmp_path / "doc.md", tmp_path / "checks.json"
     doc.write_text(DOC)
     args = ["--root", str(tmp_path / "runs"), "--json", str(js), "--workers", "1", "--write", str(doc)]
@@ -50,7 +41,7 @@ def test_the_marked_block_is_rewritten_from_the_runs(tmp_path, monkeypatch):
 
 
 def test_numbers_are_kept_until_measured_again(tmp_path, monkeypatch):
-    monkeypatch.setattr(report, "REGISTRY", [_tiny(1.5)])
+    monkeypatch.setattr(report, "REGISTRY", [tiny_repro(1.5, "flows finished, plus one")])
     js = tmp_path / "checks.json"
     js.write_text(json.dumps({"tiny": {"quick": [{"what": "flows finished, plus one", "paper": 1.0, "low": 0.0,
                                                    "high": 2.0, "ours": 1.9, "ok": True, "note": ""}],
