@@ -17,11 +17,10 @@ def test_pbfs_fabric_has_the_papers_switches():
             assert topo["pods"] * 4 * 16 == hosts
             assert all(s["switch"]["postcards"] for _, s in runs), name
             resolve(runs[0][1])
-            # The paper's PAUSE thresholds (11% / 33% of the free buffer) on the lossless fabric, the
-            # reference's alphas (1/8 and 1/2) for the lossy one's drops; 1000-byte payloads.
+            # The paper's thresholds (11% / 33% of the free buffer) for the lossless fabric's PAUSE and
+            # the lossy one's drops alike; 1000-byte payloads.
             sw, net = runs[0][1]["switch"], runs[0][1]["net"]
-            lossless = [[25.0, 0.11], [100.0, 0.33]]
-            assert sw["buffer_alpha_by_rate"] == (lossless if sw.get("pfc") else [[25.0, 0.125], [100.0, 0.5]])
+            assert sw["buffer_alpha_by_rate"] == [[25.0, 0.11], [100.0, 0.33]]
             assert net["mtu_bytes"] - net["header_bytes"] == 1000
 
 

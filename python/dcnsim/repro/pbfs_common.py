@@ -13,8 +13,9 @@ Choices where the paper or our model differ (docs/protocols/pbfs.md lists them a
   than 11% of the free buffer (25 Gb/s ports) or 33% (100 Gb/s): `buffer_alpha_by_rate` 0.11 and
   0.33. (Until session 7: the HPCC reference's alphas 1/8 and 1/2, with which a lone port fills
   alpha / (1 + alpha) = 1/9 and 1/3 of the buffer; in steady state the fabric without PB-FS then
-  pauses far less, see docs/protocols/pbfs.md.) The lossy runs keep the reference's alphas for
-  their drop thresholds;
+  pauses far less, see docs/protocols/pbfs.md.) The lossy runs (no PFC) drop at the same dynamic
+  thresholds (since session 9: "the remaining configuration is identical to the previous
+  simulations"; until then they dropped at the reference's alphas);
 - packets carry 1000 payload bytes (48 header bytes), the reference simulator's payload (the
   paper's slot of ~4.5 full-sized packets = 1,560 ns at 25 Gb/s is a 1048-byte packet), and flow
   sizes are imc10's in such packets (`imc10_pbfs`): half of all flows are one 1000-byte packet, the
@@ -40,10 +41,13 @@ SHORT_BYTES = 7 * PAYLOAD
 GROUPS = [("1 pkt", 0, PAYLOAD), ("2-4 pkts", PAYLOAD + 1, 4 * PAYLOAD), ("5-7 pkts", 4 * PAYLOAD + 1, SHORT_BYTES)]
 NET = {"mtu_bytes": PAYLOAD + 48, "header_bytes": 48, "control_bytes": 64}
 CDF = "imc10_pbfs"
-# Dynamic-threshold alpha per port rate. Lossless: the paper's PAUSE thresholds, 11% / 33% of the
-# free buffer. Lossy: the HPCC reference's 1/8 and 1/2 (a lone port fills 11% / 33% of the buffer).
+# Dynamic-threshold alpha per port rate: the paper's PAUSE thresholds, 11% / 33% of the free buffer,
+# for the lossless runs' PAUSE and the lossy runs' drops alike (the lossy environments keep "the remaining
+# configuration"). ALPHA_BY_RATE: the HPCC reference's 1/8 and 1/2 (a lone port fills 11% / 33% of the
+# buffer), the lossy runs' drop thresholds until session 9.
 PAUSE_ALPHA_BY_RATE = [[25.0, 0.11], [100.0, 0.33]]
 ALPHA_BY_RATE = [[25.0, 0.125], [100.0, 0.5]]
+LOSSY_ALPHA_BY_RATE = PAUSE_ALPHA_BY_RATE
 RED = {"ecn": "red", "ecn_at": "dequeue", "red_pmax": 0.2}
 # Go-back-N on the lossless fabric retransmits only on a NACK, as the HPCC reference's NIC (it has no
 # timeout): the rate sender's default timeouts are IRN's 100 / 320 us, for lossy fabrics, and under
@@ -67,7 +71,7 @@ def queues() -> dict:
 
 def switch(pfc: bool, buffer_bytes: int = 8_000_000) -> dict:
     """Shared buffers, INT (HPCC) and CC-postcards (N = 8, Delta = 6); PFC for the lossless runs."""
-    alpha = PAUSE_ALPHA_BY_RATE if pfc else ALPHA_BY_RATE
+    alpha = PAUSE_ALPHA_BY_RATE if pfc else LOSSY_ALPHA_BY_RATE
     s = {"buffer_bytes": buffer_bytes, "buffer_alpha_by_rate": alpha, "int": True, "postcards": True,
          "postcard_slots": 8, "postcard_recent_packets": 6}
     if pfc:
