@@ -4,16 +4,16 @@ start at line rate (FS) and PB-FS: median, 95th and 99th percentile FCT of short
 rates (the paper: 2%, 15.7% and 7.9%; PB-FS's median at least 70% better than SS and FS except for
 one-packet flows, its tails between FS's and SS's).
 
-Marking: the HPCC reference's DCTCP run (`run.py --cc dctcp`, on which the paper's simulator builds)
-marks with a step at 75 KB (25 Gb/s ports) and 300 KB (100 Gb/s), not the RoCE runs' RED (100-400 KB,
-Pmax 0.2). With 2 MB buffers a 25 Gb/s port dropped at about 222 KB (alpha 1/8 until session 9: 1/9 of
-the buffer; now the paper's 11% of the free buffer, 198 KB), where RED marks 8% of packets: DCTCP then runs on losses, and in steady state go-back-N collapses (quick
-fabric, 10-20 ms: 14-16% loss for SS, FS and PB-FS alike, half of the data sent are retransmissions,
-goodput 1.2 of 2.2 Tb/s offered). Timing: arrivals 0-20 ms counted from 10 ms (`pbfs_common.STEADY`),
-as Fig. 5: the first 6 ms are the load's ramp. Loss rates are the measurement window's drops over the
-window's data packets sent (the summary's `window_counts`); until session 8 they divided the window's drops
-(port counters restart with the window) by the whole run's sends, which understated them by the share of
-sends before 10 ms (quick FS: 5.65% instead of 9.77%).
+Marking: the HPCC reference's DCTCP run (`run.py --cc dctcp`, on which the paper's simulator builds) marks
+with a step at 75 KB (25 Gb/s ports) and 300 KB (100 Gb/s), not the RoCE runs' RED (100-400 KB, Pmax 0.2).
+With 2 MB buffers a 25 Gb/s port dropped at about 222 KB (alpha 1/8 until session 9: 1/9 of the buffer; now
+the paper's 11% of the free buffer, 198 KB), where RED marks 8% of packets: DCTCP then runs on losses, and in
+steady state go-back-N collapses (quick fabric, 10-20 ms, alpha 1/8: 14-16% loss for SS, FS and PB-FS alike,
+half of the data sent are retransmissions, goodput 1.2 of 2.2 Tb/s offered). Timing: arrivals 0-20 ms counted
+from 10 ms (`pbfs_common.STEADY`), as Fig. 5: the first 6 ms are the load's ramp. Loss rates are the
+measurement window's drops over the window's data packets sent (the summary's `window_counts`); until session
+8 they divided the window's drops (port counters restart with the window) by the whole run's sends, which
+understated them by the share of sends before 10 ms (quick FS: 5.65% instead of 9.77%).
 
 The paper also ran 8 MB buffers: "no packet loss is observed in the simulation, even when FS is used.
 Thus, FS performs better than SS." The sweep runs SS, FS and PB-FS at 8 MB too (`BUFFERS`)."""
