@@ -153,7 +153,7 @@ fn read_apportioning(s: &mut Section, p: &mut DartParams) -> SpecResult<()> {
     s.ensure(a > 0.0 && a <= 1.0, "apportion_rate_fraction", format!("must be in (0, 1], got {a}"))?;
     p.apportion_after_control = s.bool_or(
         "apportion_after_control",
-        false,
+        true,
         "[dart] apportion the line rate less the share of the receiver's link its incoming control packets take \
          (the ACKs of its own flows), so the shares add up to what the link can carry for data (false: the nominal \
          line rate, which a receiver that also sends overfills by its ACKs)",
