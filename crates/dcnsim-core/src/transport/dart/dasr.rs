@@ -79,6 +79,8 @@ struct FlowEntry {
     src: HostId,
     dst: HostId,
     counted: bool,
+    /// At most `short_flow_max_bytes` (Table I counts the short flows' marks).
+    short: bool,
     /// The value the last ACK of this flow carried (0: none yet).
     last_value: u32,
 }
@@ -94,6 +96,8 @@ struct Counters {
     apportion: u64,
     lookahead: u64,
     suppressed: u64,
+    short_marks: u64,
+    short_suppressed: u64,
     fallback_ps: u64,
 }
 
@@ -251,7 +255,8 @@ impl RateExt<DartParams> for Dasr {
     fn on_flow_start(&mut self, _now: Time, id: FlowId, rec: &FlowRecord) -> FlowMarks {
         let this = &mut *self.0;
         if this.cfg.dasr {
-            this.flows.insert(id, FlowEntry { src: rec.src, dst: rec.dst, counted: false, last_value: 0 });
+            let short = rec.size <= this.cfg.short_flow_max_bytes;
+            this.flows.insert(id, FlowEntry { src: rec.src, dst: rec.dst, counted: false, short, last_value: 0 });
             if this.cfg.lookahead {
                 let key = (rec.dst, rec.component, rec.start);
                 this.groups.entry(key).or_default().push(id);
@@ -292,6 +297,10 @@ impl RateExt<DartParams> for Dasr {
             _ => (value as f64 * SHARE_SCALE as f64 / this.data_fraction(r)).round() as u32,
         };
         if let Some(f) = this.flows.get_mut(&pkt.flow) {
+            if f.short && pkt.has(flags::CE) {
+                this.counters.short_marks += 1;
+                this.counters.short_suppressed += suppress as u64;
+            }
             if value != f.last_value && (f.last_value != 0 || value != 1) {
                 this.counters.apportion += 1;
             }
@@ -337,6 +346,8 @@ impl RateExt<DartParams> for Dasr {
             ("dasr_apportion_messages", c.apportion),
             ("dasr_lookahead_senders", c.lookahead),
             ("ecn_marks_suppressed", c.suppressed),
+            ("short_flow_marks", c.short_marks),
+            ("short_flow_marks_suppressed", c.short_suppressed),
             ("dcqcn_fallback_ps", c.fallback_ps),
         ]);
     }

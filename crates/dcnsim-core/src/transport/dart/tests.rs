@@ -134,12 +134,16 @@ fn the_receiver_congestion_state_suppresses_echoes_and_ends_when_marks_stop() {
     // An 8-sender incast of 64 KB to host 0, then a lone flow 9 -> 0 once the queue has drained.
     let mut flows: Vec<FlowSpec> = (1..=8).map(|s| (s, 0, 64_000, 0)).collect();
     flows.push((9, 0, 64_000, from_us(100.0)));
-    let mut tb = bed(&single(10, "lookahead = false"), &flows);
+    // Every flow counts as short here (Table I's counters: the short flows' marks, and those suppressed).
+    let mut tb = bed(&single(10, "lookahead = false\nshort_flow_max_bytes = 64000"), &flows);
     tb.run(from_us(300.0));
     tb.assert_all_complete();
     let to_rc = counter(&tb, "dasr_to_receiver_congestion");
     assert!(to_rc >= 1, "entered Receiver Congestion");
-    assert!(counter(&tb, "ecn_marks_suppressed") > 0);
+    let suppressed = counter(&tb, "ecn_marks_suppressed");
+    assert!(suppressed > 0);
+    assert_eq!(counter(&tb, "short_flow_marks_suppressed"), suppressed);
+    assert!(counter(&tb, "short_flow_marks") >= suppressed);
     assert_eq!(counter(&tb, "dasr_to_non_receiver_congestion"), 0, "never Non-Receiver Congestion");
     assert_eq!(counter(&tb, "dcqcn_fallback_ps"), 0);
     // The incast's queue drained when it ended: the next packet, unmarked, finds the state over.
