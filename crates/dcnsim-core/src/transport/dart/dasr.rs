@@ -72,6 +72,7 @@ impl Receiver {
             self.control.pop_front();
             self.control_bytes -= b as u64;
         }
+        debug_assert_eq!(self.control_bytes, self.control.iter().map(|c| c.1 as u64).sum::<u64>());
     }
 }
 
