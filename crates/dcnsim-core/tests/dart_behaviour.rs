@@ -101,6 +101,8 @@ fn dart_rate_fraction_keys_are_checked_and_old_names_fail() {
         ("apportion_fraction = 1.0", "transport.apportion_fraction", "renamed to `apportion_rate_fraction`"),
         ("throughput_rate_fraction = 0.0", "transport.throughput_rate_fraction", "(0, 1]"),
         ("apportion_rate_fraction = 1.5", "transport.apportion_rate_fraction", "(0, 1]"),
+        ("control_window_us = 0.0", "transport.control_window_us", "(0, 1e7]"),
+        ("apportion_after_control = 1", "transport.apportion_after_control", "true or false"),
     ];
     let failures = spec_error_mismatches(
         cases.map(|(line, field, msg)| (line.to_string(), spec(&format!("{base}{line}\n")), field.into(), msg.into())),

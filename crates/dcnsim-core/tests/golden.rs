@@ -168,7 +168,7 @@ const GOLDEN: &[(&str, u64)] = &[
     ("hpcc+pbfs", 0x92cb_8cd0_8e26_a8b5),
     ("dctcp+pbfs", 0xc5ab_6918_2ca3_2a97),
     ("swift+pbfs", 0x1401_87a4_d23b_6329),
-    ("dart", 0x6890_aff8_9d20_f853),
+    ("dart", 0x1e63_1103_e62d_257e),
     ("expresspass", 0xf581_f950_e19f_e76b),
     ("homa", 0x33c6_f958_3e0f_6ec3),
     ("dcpim", 0xa22e_9b92_badf_afd7),

@@ -34,9 +34,10 @@ Our numbers (docs/protocols/dart.md): Dart's 8 KB p99 is below DCQCN's and TIMEL
 average at 256 hosts and 2.4x at 1024 (the paper: 4.8x); the gain is IOFD's (DASR-only equals DCQCN:
 the persistent background loads the 4:1 core, 9-15 % of DCTCP's ECN marks are at receiver links against
 the paper's 72 %, and Dart's receivers spend about half their time in Non-Receiver Congestion, where DASR
-is neutral). With the rack-local background 81-92 % of the marks are at receiver links, but Dart's p99 is
-no better than DCQCN's: DASR's exact shares keep a standing queue at the receiver's link whose marks it
-suppresses. DCTCP with its 24 us OS overhead stays below Dart's p99 (0.3-0.45x of it) and only its
+is neutral). With the rack-local background 81-92 % of the marks are at receiver links; there Dart's p99
+was above DCQCN's until DASR shared what the receiver's own ACKs leave of its link (session 9,
+`apportion_after_control`): shares of the nominal line rate overfilled the link of a receiver that also
+sends, and the queue grew under suppressed marks until PFC paused the fabric. DCTCP with its 24 us OS overhead stays below Dart's p99 (0.3-0.45x of it) and only its
 median is above Dart's (1.3x; the paper: 3x)."""
 
 from ..sweep.spec import SweepSpec
@@ -293,6 +294,23 @@ def ecn_marked_pct(df, out, setup: str, mix: str, load: float) -> float:
     return 100.0 * len(marked) / len(sent)
 
 
+def fallback_marked_pct(df, out, setup: str, mix: str, load: float) -> float:
+    """Table I read as "ECN marks, which trigger DCQCN fall-backs" (section VI-B): the percent of short-flow
+    data packets whose mark reaches the sender. Every echo does for DCQCN; Dart suppresses those that
+    arrive in Receiver Congestion, so its traced percentage is scaled by the share of its short flows'
+    marks not suppressed (the `short_flow_marks*` counters, over the whole run)."""
+    from ..sweep import load_summary
+
+    pct = ecn_marked_pct(df, out, setup, mix, load)
+    t = load_summary(out, _run(df, setup, mix, load)).get("transport", {})
+    if "short_flow_marks" not in t:
+        if "ecn_marks_suppressed" in t:
+            raise LookupError(f"{setup}: a run without the short-flow mark counters")
+        return pct
+    marks = t["short_flow_marks"]
+    return pct * (1.0 - t["short_flow_marks_suppressed"] / marks) if marks else pct
+
+
 def links_per_short_packet(df, out, setup: str, mix: str, load: float) -> float:
     """Table II's path length: links crossed per data packet of the traced short flows."""
     t = _short_flow_data_trace(df, out, setup, mix, load)
@@ -380,19 +398,21 @@ def report(df, out: str) -> str:
             rx_marks = "-" if s == "timely" else _cell(receiver_link_marks_pct, df, out, s, mix, load, fmt="{:.0f}")
             nrc = _cell(non_receiver_time_pct, df, out, s, mix, load, fmt="{:.0f}")
             marked = "-" if s == "timely" else _cell(ecn_marked_pct, df, out, s, mix, load)
+            echoed = "-" if s.startswith(("timely", "dctcp")) else _cell(fallback_marked_pct, df, out, s, mix, load)
             paper = TABLE_I.get((mix, load), ("-", "-"))
             ref = {"dcqcn": paper[0], "dart": paper[1]}.get(s, "")
-            rows.append((mix, f"{load:.0%}", s, f"{p99:.1f}", f"{p50:.1f}", small, thr, marked, ref, long_gbps,
-                         rx_marks, nrc))
+            rows.append((mix, f"{load:.0%}", s, f"{p99:.1f}", f"{p50:.1f}", small, thr, marked, echoed, ref,
+                         long_gbps, rx_marks, nrc))
     dilation = [(mix, f"{load:.0%}", _cell(path_dilation_pct, df, out, mix, load), TABLE_II.get((mix, load), "-"))
                 for mix, load in combos]
     return ("Dart at scale: completion times of the 8 KB incast messages (us; the p99 of the 2 and 4 KB ones\n"
             "beside them: section VI-C's short-flow sizes), delivered load, and percent of short-flow packets\n"
-            "ECN-marked (Table I; the paper's value beside ours); the mean goodput of a background long flow\n"
+            "ECN-marked (Table I; the paper's value beside ours; \"echoed\": those whose mark reaches the sender,\n"
+            "Dart suppressing the marks of Receiver Congestion); the mean goodput of a background long flow\n"
             "(Gb/s), the percent of all ECN marks made at ToR-to-receiver links (the paper: 72 % for DCTCP), and\n"
             "the percent of the receivers' time in Non-Receiver Congestion (DASR neutral, DCQCN acting)\n"
             + table(rows, ["mix", "load", "scheme", "p99 8 KB", "median 8 KB", "p99 2/4 KB", "delivered", "ECN %",
-                           "paper %", "long Gb/s", "rx marks %", "NRC %"])
+                           "echoed %", "paper %", "long Gb/s", "rx marks %", "NRC %"])
             + "\n\nTable II: short-flow path dilation by IOFD, Dart over DCQCN (%)\n"
             + table(dilation, ["mix", "load", "ours", "paper"]))
 

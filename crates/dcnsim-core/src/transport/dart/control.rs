@@ -1,15 +1,22 @@
 //! The sender half of Dart: DCQCN's reaction point (the fall-back) under DASR's cap. The rate is
-//! the lower of DCQCN's rate and line rate / n, where n is the sender count the receiver put on
-//! the latest ACK (`RateAck::aux`; 1 in Non-Receiver Congestion, so DCQCN alone rules there).
-//! A flow starts at line rate (n = 1 until its first ACK), as the paper's.
+//! the lower of DCQCN's rate and line rate / f, where f is the factor the receiver put on the latest
+//! ACK (`RateAck::aux`, in 1/[`SHARE_SCALE`] units): its sender count n, divided by the fraction of
+//! its link left to data (its own flows' ACKs use the rest; 1 when it sends nothing), and exactly 1
+//! in Non-Receiver Congestion, so DCQCN alone rules there. A flow starts at line rate (f = 1 until its
+//! first ACK), as the paper's.
 
 use crate::engine::time::{Rate, Time};
 use crate::transport::rate::cc::dcqcn::Dcqcn;
 use crate::transport::rate::{RateAck, RateControl};
 
+/// `RateAck::aux` carries DASR's factor in these units: n senders on a link left wholly to data is
+/// `n * SHARE_SCALE`, and the rate is then exactly line rate / n.
+pub const SHARE_SCALE: u32 = 1 << 16;
+
 pub struct DartControl {
     dcqcn: Dcqcn,
     line_bps: u64,
+    /// The factor of the latest ACK, in 1/SHARE_SCALE units.
     share: u32,
     share_rate: Rate,
 }
@@ -18,12 +25,12 @@ impl DartControl {
     /// `fraction` of line rate is shared (1: the paper).
     pub fn new(dcqcn: Dcqcn, line: Rate, fraction: f64) -> DartControl {
         let line_bps = (line.bps() as f64 * fraction) as u64;
-        DartControl { dcqcn, line_bps, share: 1, share_rate: Rate::from_bps(line_bps.max(1)) }
+        DartControl { dcqcn, line_bps, share: SHARE_SCALE, share_rate: Rate::from_bps(line_bps.max(1)) }
     }
 
-    /// The sender count of the latest ACK.
-    pub fn share(&self) -> u32 {
-        self.share
+    /// The factor of the latest ACK (the sender count, over the data's fraction of the link).
+    pub fn share(&self) -> f64 {
+        self.share as f64 / SHARE_SCALE as f64
     }
 }
 
@@ -32,7 +39,8 @@ impl RateControl for DartControl {
         self.dcqcn.on_ack(ack);
         if ack.aux != 0 && ack.aux != self.share {
             self.share = ack.aux;
-            self.share_rate = Rate::from_bps((self.line_bps / ack.aux as u64).max(1));
+            let bps = self.line_bps as u128 * SHARE_SCALE as u128 / ack.aux as u128;
+            self.share_rate = Rate::from_bps((bps as u64).max(1));
         }
     }
 
@@ -77,14 +85,14 @@ impl RateControl for DartControl {
 
     fn state(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("rate_gbps", self.rate().gbps()));
-        out.push(("dasr_senders", self.share as f64));
+        out.push(("dasr_senders", self.share()));
         out.push(("dcqcn_rate_gbps", self.dcqcn.rate().gbps()));
         out.push(("alpha", self.dcqcn.alpha()));
     }
-    /// DASR's share is of at least one sender and caps the rate at line / n.
+    /// DASR's factor is at least 1 and caps the rate at line / factor.
     fn check_invariants(&self) {
         self.dcqcn.check_invariants();
-        assert!(self.share >= 1, "DASR share of {} senders", self.share);
+        assert!(self.share >= SHARE_SCALE, "DASR factor {}", self.share());
         assert!(self.rate().bps() <= self.line_bps.max(1), "rate over DASR's line rate");
     }
 }
@@ -132,12 +140,15 @@ mod tests {
     fn the_rate_is_line_rate_over_the_acked_sender_count_at_once() {
         let mut c = control();
         assert_eq!(c.rate().bps(), 100_000_000_000, "starts at line rate");
-        c.on_ack(&ack(4));
+        c.on_ack(&ack(4 * SHARE_SCALE));
         assert_eq!(c.rate().bps(), 25_000_000_000);
         c.on_ack(&ack(0)); // an ACK without a value changes nothing
         assert_eq!(c.rate().bps(), 25_000_000_000);
-        c.on_ack(&ack(1));
+        c.on_ack(&ack(SHARE_SCALE));
         assert_eq!(c.rate().bps(), 100_000_000_000, "back to line rate when the others leave");
+        // Two senders to a receiver whose link carries 4 % of control bytes: each gets 48 % of line rate.
+        c.on_ack(&ack((2.0 * SHARE_SCALE as f64 / 0.96).round() as u32));
+        assert!((c.rate().gbps() - 48.0).abs() < 0.01, "{}", c.rate().gbps());
     }
 
     #[test]
@@ -147,7 +158,7 @@ mod tests {
         c.on_wake(from_us(4.1)); // the decrease check cuts the rate
         let cut = c.dcqcn.rate().bps();
         assert!(cut < 100_000_000_000);
-        c.on_ack(&ack(1));
+        c.on_ack(&ack(SHARE_SCALE));
         assert_eq!(c.rate().bps(), cut);
     }
 }

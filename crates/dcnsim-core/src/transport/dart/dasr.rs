@@ -8,16 +8,24 @@
 //!   its last packet. A message counts from its first packet (or its look-ahead announcement) to
 //!   its last (the receiver holds every packet); a sender leaves when its count reaches zero, or
 //!   after `idle_timeout` without a packet (the paper's soft state, 2 s)
-//! - n = |AUSS| goes on every ACK; the sender's rate is at most its line rate / n
+//! - n = |AUSS| goes on every ACK; the sender's rate is at most its line rate / n, and, with
+//!   `apportion_after_control`, line rate x (1 - c) / n, where c is the share of the receiver's link
+//!   taken by the control packets (its own flows' ACKs and NACKs) over the last `control_window`:
+//!   the shares then add up to what the link can carry for data, so the apportioned rates "can be
+//!   sustained in steady state" (section III-A). With shares of the nominal line rate a receiver that
+//!   also sends overfills its own link by its ACKs (1 / 23 of it at 1500 B packets and 64 B ACKs) and,
+//!   its marks suppressed, the queue grows until PFC pauses the fabric
 //! - look-ahead: the flows released together to one receiver by one workload component at one
 //!   instant are an incast group (the application knows its groups); the first packet of any of
 //!   them puts every member's sender in the AUSS at once
 //! - state machine, on each data packet: a CE mark with the receive throughput at line rate
 //!   (at least `throughput_rate_fraction` of it over the last `throughput_window_packets` arrivals)
-//!   means Receiver Congestion: n goes out, the CE echo is suppressed; a CE mark below that
+//!   (of the part of the link left to data) means Receiver Congestion: n goes out, the CE echo is
+//!   suppressed; a CE mark below that
 //!   throughput means Non-Receiver Congestion: the echo goes (the senders' DCQCN acts) and n = 1
 //!   (DASR neutralised); no CE mark for `quiet` means No Congestion (n goes out, no echo to give)
 
+use super::control::SHARE_SCALE;
 use super::DartParams;
 use crate::engine::time::{Rate, Time};
 use crate::metrics::flows::FlowRecord;
@@ -48,13 +56,32 @@ struct Receiver {
     last_ce: Time,
     /// The last data arrivals: (time, wire bytes).
     arrivals: VecDeque<(Time, u32)>,
+    /// Control packets that arrived at this host within the control window: (time, wire bytes).
+    control: VecDeque<(Time, u32)>,
+    control_bytes: u64,
     line: Rate,
+}
+
+impl Receiver {
+    /// Forgets the control arrivals older than `window`.
+    fn expire_control(&mut self, now: Time, window: Time) {
+        while let Some(&(t, b)) = self.control.front() {
+            if t + window > now {
+                break;
+            }
+            self.control.pop_front();
+            self.control_bytes -= b as u64;
+        }
+        debug_assert_eq!(self.control_bytes, self.control.iter().map(|c| c.1 as u64).sum::<u64>());
+    }
 }
 
 struct FlowEntry {
     src: HostId,
     dst: HostId,
     counted: bool,
+    /// At most `short_flow_max_bytes` (Table I counts the short flows' marks).
+    short: bool,
     /// The value the last ACK of this flow carried (0: none yet).
     last_value: u32,
 }
@@ -70,6 +97,8 @@ struct Counters {
     apportion: u64,
     lookahead: u64,
     suppressed: u64,
+    short_marks: u64,
+    short_suppressed: u64,
     fallback_ps: u64,
 }
 
@@ -79,6 +108,7 @@ pub struct Dasr(Box<DasrState>);
 pub struct DasrState {
     cfg: DartParams,
     quiet: Time,
+    control_window: Time,
     receivers: Vec<Receiver>,
     flows: HashMap<FlowId, FlowEntry>,
     groups: HashMap<GroupKey, Vec<FlowId>>,
@@ -87,14 +117,26 @@ pub struct DasrState {
 }
 
 impl DasrState {
-    /// The throughput over the last arrivals is at least the configured fraction of line rate.
+    /// The throughput over the last arrivals is at least the configured fraction of the line rate
+    /// left to data.
     fn at_line_rate(&self, r: &Receiver, now: Time) -> bool {
         let Some(&(first, _)) = r.arrivals.front() else { return false };
         if r.arrivals.len() < 2 || now <= first {
             return false;
         }
         let bytes: u64 = r.arrivals.iter().skip(1).map(|a| a.1 as u64).sum();
-        bytes as f64 >= self.cfg.throughput_rate_fraction * r.line.bytes_in(now - first) as f64
+        let data_rate = self.data_fraction(r) * r.line.bytes_in(now - first) as f64;
+        bytes as f64 >= self.cfg.throughput_rate_fraction * data_rate
+    }
+
+    /// The fraction of the receiver's link left to data: 1 less its control packets' share over the
+    /// control window (at least a half; exactly 1 without `apportion_after_control`).
+    fn data_fraction(&self, r: &Receiver) -> f64 {
+        if !self.cfg.apportion_after_control || r.control_bytes == 0 {
+            return 1.0;
+        }
+        let capacity = r.line.bytes_in(self.control_window).max(1) as f64;
+        (1.0 - r.control_bytes as f64 / capacity).max(0.5)
     }
 
     fn add_sender(r: &mut Receiver, host: HostId, now: Time) {
@@ -185,7 +227,8 @@ impl std::ops::DerefMut for Dasr {
 impl RateExt<DartParams> for Dasr {
     fn new(cfg: &DartParams, env: &TransportEnv) -> Dasr {
         let hosts = env.hosts();
-        let quiet = cfg.quiet.unwrap_or_else(|| 2 * env.base_rtt(0, hosts.saturating_sub(1)));
+        let rtt = env.base_rtt(0, hosts.saturating_sub(1));
+        let quiet = cfg.quiet.unwrap_or(2 * rtt);
         let receivers = (0..hosts)
             .map(|h| Receiver {
                 auss: Vec::new(),
@@ -193,12 +236,15 @@ impl RateExt<DartParams> for Dasr {
                 entered: 0,
                 last_ce: 0,
                 arrivals: VecDeque::with_capacity(cfg.throughput_window_packets),
+                control: VecDeque::new(),
+                control_bytes: 0,
                 line: env.nic_rate(h),
             })
             .collect();
         Dasr(Box::new(DasrState {
             cfg: cfg.clone(),
             quiet,
+            control_window: cfg.control_window.unwrap_or(2 * rtt),
             receivers,
             flows: HashMap::new(),
             groups: HashMap::new(),
@@ -210,7 +256,8 @@ impl RateExt<DartParams> for Dasr {
     fn on_flow_start(&mut self, _now: Time, id: FlowId, rec: &FlowRecord) -> FlowMarks {
         let this = &mut *self.0;
         if this.cfg.dasr {
-            this.flows.insert(id, FlowEntry { src: rec.src, dst: rec.dst, counted: false, last_value: 0 });
+            let short = rec.size <= this.cfg.short_flow_max_bytes;
+            this.flows.insert(id, FlowEntry { src: rec.src, dst: rec.dst, counted: false, short, last_value: 0 });
             if this.cfg.lookahead {
                 let key = (rec.dst, rec.component, rec.start);
                 this.groups.entry(key).or_default().push(id);
@@ -241,16 +288,26 @@ impl RateExt<DartParams> for Dasr {
         if let Some(s) = r.auss.iter_mut().find(|s| s.host == pkt.src) {
             s.last_seen = now;
         }
+        r.expire_control(now, this.control_window);
         let suppress = this.step(now, pkt);
         let r = &this.receivers[dst as usize];
         let value = if r.state == State::NonReceiverCongestion { 1 } else { r.auss.len().max(1) as u32 };
+        // n over the data's fraction of the link; exactly 1 in Non-Receiver Congestion (DASR neutral).
+        let factor = match r.state {
+            State::NonReceiverCongestion => SHARE_SCALE,
+            _ => (value as f64 * SHARE_SCALE as f64 / this.data_fraction(r)).round() as u32,
+        };
         if let Some(f) = this.flows.get_mut(&pkt.flow) {
+            if f.short && pkt.has(flags::CE) {
+                this.counters.short_marks += 1;
+                this.counters.short_suppressed += suppress as u64;
+            }
             if value != f.last_value && (f.last_value != 0 || value != 1) {
                 this.counters.apportion += 1;
             }
             f.last_value = value;
         }
-        AckMarks { aux: value, suppress_ece: suppress }
+        AckMarks { aux: factor, suppress_ece: suppress }
     }
 
     fn on_finished(&mut self, _now: Time, id: FlowId) {
@@ -270,6 +327,17 @@ impl RateExt<DartParams> for Dasr {
         }
     }
 
+    fn on_control(&mut self, now: Time, host: HostId, pkt: &Packet) {
+        let this = &mut *self.0;
+        if !this.cfg.dasr || !this.cfg.apportion_after_control {
+            return;
+        }
+        let r = &mut this.receivers[host as usize];
+        r.control.push_back((now, pkt.size));
+        r.control_bytes += pkt.size as u64;
+        r.expire_control(now, this.control_window);
+    }
+
     fn counters(&self, out: &mut Vec<(&'static str, u64)>) {
         let c = &self.counters;
         out.extend([
@@ -279,6 +347,8 @@ impl RateExt<DartParams> for Dasr {
             ("dasr_apportion_messages", c.apportion),
             ("dasr_lookahead_senders", c.lookahead),
             ("ecn_marks_suppressed", c.suppressed),
+            ("short_flow_marks", c.short_marks),
+            ("short_flow_marks_suppressed", c.short_suppressed),
             ("dcqcn_fallback_ps", c.fallback_ps),
         ]);
     }

@@ -39,9 +39,16 @@
 //! TIMELY's thresholds) are therefore choices of the `dart-scale` reproduction, each listed with its
 //! reason in docs/protocols/dart.md.
 //!
-//! With exact shares (`apportion_rate_fraction` 1, the paper) the rates add up to the line rate after a
-//! join, so the queue the newcomer built in its first RTT stands (and its marks are suppressed);
-//! below 1 it drains. docs/protocols/dart.md has the measurement.
+//! What the rates add up to. The paper's senders get line rate / n, "which can be sustained in steady
+//! state" (III-A), and the text gives no way to drain a queue: with exact shares the queue a newcomer
+//! built in its first RTT at line rate stands (about a BDP: below the marking threshold at 10 Gb/s,
+//! above it at 100 Gb/s, where its marks are then suppressed); `apportion_rate_fraction` below 1
+//! drains it (not the paper). A receiver's link also carries the ACKs of the receiver's own flows
+//! (1/23 of it at 1500 B packets and 64 B ACKs): shares of the nominal line rate then overfill it and
+//! the queue grows, its marks suppressed, until PFC pauses the fabric (measured at scale with a
+//! rack-local background: thousands of pause frames). So DASR apportions what the control traffic
+//! leaves of the link (`apportion_after_control`, default on: our reading of "sustained"; off = the
+//! nominal line rate). docs/protocols/dart.md has the measurements.
 //!
 //! Not modelled: the look-ahead's header bytes (40 B per 20 senders, 2% of a 2 KB payload), CNPs
 //! as packets (the echo rides on the ACK, as the rate sender's DCQCN), weighted shares, tenant
@@ -79,6 +86,10 @@ pub struct DartParams {
     pub short_flow_priority: Option<u8>,
     /// The senders share this fraction of line rate (1: the paper's line rate / n).
     pub apportion_rate_fraction: f64,
+    /// Apportion the line rate less the receiver's incoming control traffic (its own flows' ACKs).
+    pub apportion_after_control: bool,
+    /// The window over which that control traffic is measured (`None`: 2 base RTTs).
+    pub control_window: Option<Time>,
 }
 
 fn read_dasr(s: &mut Section, p: &mut DartParams) -> SpecResult<()> {
@@ -126,6 +137,11 @@ fn read_dasr(s: &mut Section, p: &mut DartParams) -> SpecResult<()> {
     )?;
     s.ensure(idle > 0.0 && idle <= 1e8, "auss_idle_timeout_us", format!("must be in (0, 1e8] us, got {idle}"))?;
     p.idle_timeout = from_us(idle);
+    read_apportioning(s, p)
+}
+
+/// How much of the line rate DASR apportions.
+fn read_apportioning(s: &mut Section, p: &mut DartParams) -> SpecResult<()> {
     p.apportion_rate_fraction = s.f64_or(
         "apportion_rate_fraction",
         1.0,
@@ -135,6 +151,22 @@ fn read_dasr(s: &mut Section, p: &mut DartParams) -> SpecResult<()> {
     )?;
     let a = p.apportion_rate_fraction;
     s.ensure(a > 0.0 && a <= 1.0, "apportion_rate_fraction", format!("must be in (0, 1], got {a}"))?;
+    p.apportion_after_control = s.bool_or(
+        "apportion_after_control",
+        true,
+        "[dart] apportion the line rate less the share of the receiver's link its incoming control packets take \
+         (the ACKs of its own flows), so the shares add up to what the link can carry for data (false: the nominal \
+         line rate, which a receiver that also sends overfills by its ACKs)",
+    )?;
+    let w = s.f64_opt(
+        "control_window_us",
+        "us",
+        "[dart] the receiver measures its incoming control traffic over this window; unset = 2 base RTTs (our choice)",
+    )?;
+    if let Some(w) = w {
+        s.ensure(w > 0.0 && w <= 1e7, "control_window_us", format!("must be in (0, 1e7] us, got {w}"))?;
+    }
+    p.control_window = w.map(from_us);
     Ok(())
 }
 
@@ -201,6 +233,8 @@ impl RateProtocol for Dart {
             deflection_tokens: 0,
             short_flow_priority: None,
             apportion_rate_fraction: 1.0,
+            apportion_after_control: true,
+            control_window: None,
         };
         read_dasr(s, &mut p)?;
         read_short_flows(s, &mut p)?;

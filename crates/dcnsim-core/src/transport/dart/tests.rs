@@ -134,12 +134,16 @@ fn the_receiver_congestion_state_suppresses_echoes_and_ends_when_marks_stop() {
     // An 8-sender incast of 64 KB to host 0, then a lone flow 9 -> 0 once the queue has drained.
     let mut flows: Vec<FlowSpec> = (1..=8).map(|s| (s, 0, 64_000, 0)).collect();
     flows.push((9, 0, 64_000, from_us(100.0)));
-    let mut tb = bed(&single(10, "lookahead = false"), &flows);
+    // Every flow counts as short here (Table I's counters: the short flows' marks, and those suppressed).
+    let mut tb = bed(&single(10, "lookahead = false\nshort_flow_max_bytes = 64000"), &flows);
     tb.run(from_us(300.0));
     tb.assert_all_complete();
     let to_rc = counter(&tb, "dasr_to_receiver_congestion");
     assert!(to_rc >= 1, "entered Receiver Congestion");
-    assert!(counter(&tb, "ecn_marks_suppressed") > 0);
+    let suppressed = counter(&tb, "ecn_marks_suppressed");
+    assert!(suppressed > 0);
+    assert_eq!(counter(&tb, "short_flow_marks_suppressed"), suppressed);
+    assert!(counter(&tb, "short_flow_marks") >= suppressed);
     assert_eq!(counter(&tb, "dasr_to_non_receiver_congestion"), 0, "never Non-Receiver Congestion");
     assert_eq!(counter(&tb, "dcqcn_fallback_ps"), 0);
     // The incast's queue drained when it ended: the next packet, unmarked, finds the state over.
@@ -202,6 +206,37 @@ fn exact_shares_leave_the_join_queue_standing_and_a_fraction_below_one_drains_it
     eprintln!("queue 90 us after the 3rd join: {exact} B at shares of line rate, {below} B at 0.9");
     assert!(exact > 2 * 22_500, "a standing queue above the marking threshold: {exact} B");
     assert!(below < 3_000, "drained: {below} B");
+}
+
+#[test]
+fn a_receiver_that_also_sends_apportions_what_its_acks_leave_of_its_link() {
+    // At 10 Gb/s (a join's standing queue, about one BDP, stays below the marking threshold), hosts 1
+    // and 2 send to host 0 while host 0 sends to host 3: host 0's downlink carries, besides
+    // the data, the ACKs of its own flow (64 B per 1500 B packet, 4.3 % of the link at line rate).
+    // Shares of the nominal line rate add up to more than the link can carry for data: the queue
+    // grows by that excess for as long as the flows last, its marks suppressed (Receiver
+    // Congestion), until PFC would pause the fabric. Shares of what the ACKs leave ("a rate which can
+    // be sustained in steady state", section III-A) keep only the join's standing queue, below the
+    // marking threshold.
+    let run = |transport: &str| {
+        let flows: Vec<FlowSpec> = vec![(1, 0, LONG, 0), (2, 0, LONG, from_us(50.0)), (0, 3, LONG, 0)];
+        let mut tb = bed(&single(4, transport).replace("host_rate_gbps = 100.0", "host_rate_gbps = 10.0"), &flows);
+        let down = (0..tb.net.ports.len()).find(|&p| tb.net.ports[p].peer == 0).unwrap();
+        let at = |tb: &mut Testbed<DartTransport>, us: f64| {
+            tb.run(from_us(us));
+            tb.net.ports[down].bytes
+        };
+        let (early, late) = (at(&mut tb, 300.0), at(&mut tb, 900.0));
+        (early, late, counter(&tb, "ecn_marks_suppressed"))
+    };
+    let (early, late, suppressed) = run("apportion_after_control = false");
+    eprintln!("shares of line rate: downlink queue {early} B at 300 us, {late} B at 900 us, {suppressed} suppressed");
+    assert!(late > early + 20_000 && late > 2 * 22_500, "the queue grows: {early} -> {late} B");
+    assert!(suppressed > 0, "and its marks are suppressed");
+    let (early, late, suppressed) = run("apportion_after_control = true");
+    eprintln!("shares of what the ACKs leave: {early} B at 300 us, {late} B at 900 us, {suppressed} suppressed");
+    assert!(early < 22_500 && late < 22_500 && late <= early + 3_000, "bounded below the marking threshold");
+    assert_eq!(suppressed, 0, "no mark to suppress");
 }
 
 /// A long flow 9 -> 0 at line rate and, from 20 us, four 8-sender incasts of 16 KB messages to host

@@ -5,7 +5,7 @@
 
 use crate::engine::time::Time;
 use crate::metrics::flows::FlowRecord;
-use crate::net::packet::{FlowId, Packet};
+use crate::net::packet::{FlowId, HostId, Packet};
 use crate::transport::TransportEnv;
 
 /// Marks on every data packet of one flow.
@@ -38,6 +38,9 @@ pub trait RateExt<Params>: Sized {
     }
     /// The receiver holds every packet of flow `id`.
     fn on_finished(&mut self, _now: Time, _id: FlowId) {}
+    /// An ACK or NACK reached host `host` (its flow's sender), whether or not the flow still runs:
+    /// control bytes on that host's link (Dart counts them off the rate it apportions).
+    fn on_control(&mut self, _now: Time, _host: HostId, _pkt: &Packet) {}
     fn counters(&self, _out: &mut Vec<(&'static str, u64)>) {}
 }
 

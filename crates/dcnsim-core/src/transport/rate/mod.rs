@@ -598,6 +598,9 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
             }
             return self.check_host(host);
         }
+        if matches!(pkt.kind, PacketKind::Ack | PacketKind::Nack) {
+            self.ext.on_control(ctx.now(), host, pkt);
+        }
         let Some(slot) = self.conns.slot(pkt.flow) else {
             return; // a straggler of a finished QP
         };
