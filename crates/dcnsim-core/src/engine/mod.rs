@@ -1,5 +1,6 @@
 //! The discrete-event kernel: picosecond time, the event queue, and random numbers.
 pub mod events;
 pub mod huge_pages;
+pub mod prefetch;
 pub mod rng;
 pub mod time;
