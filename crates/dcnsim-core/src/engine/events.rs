@@ -1,4 +1,4 @@
-//! The event queue: a calendar wheel plus a heap for far timers (see `EventQueue`), ordered by
+//! The event queue: a calendar wheel plus a coarse wheel for far timers (see `EventQueue`, `far`), ordered by
 //! (time, insertion sequence). Ties on time are broken by insertion order, which makes every run a
 //! pure function of its spec and seed.
 //!
@@ -6,6 +6,7 @@
 //! network schedules at most one event per link in propagation and one per backlogged port, never
 //! one per packet in flight.
 
+use super::far::{FarEntry, FarTimers, COARSE_SHIFT};
 use super::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,44 +51,12 @@ fn slot_key(time: Time, seq: u64) -> u64 {
     ((time & SLOT_MASK) << SEQ_BITS) | seq
 }
 
-/// A far timer, in the heap.
-#[derive(Clone, Copy, Debug)]
-struct FarEntry {
-    time: Time,
-    seq: u64,
-    event: Event,
-}
-
-impl FarEntry {
-    #[inline(always)]
-    fn key(&self) -> (Time, u64) {
-        (self.time, self.seq)
-    }
-}
-
-impl PartialEq for FarEntry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key() == o.key()
-    }
-}
-impl Eq for FarEntry {}
-impl PartialOrd for FarEntry {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for FarEntry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        o.key().cmp(&self.key())
-    }
-}
-
 /// Width of a calendar slot: 2^13 ps = 8.2 ns, about one 1 KB packet at 1 Tb/s.
 const SLOT_SHIFT: u32 = 13;
 /// Slots in the wheel: 2^14 slots span 134 us ahead of now.
 const SLOT_BITS: u32 = 14;
 const SLOTS: usize = 1 << SLOT_BITS;
+const _: () = assert!(SLOT_SHIFT + SLOT_BITS == COARSE_SHIFT, "a coarse slot spans the fine wheel");
 const WORDS: usize = SLOTS / 64;
 
 /// A calendar queue: a wheel of time slots for events in the near future, a binary heap for the
@@ -123,7 +92,9 @@ pub struct EventQueue {
     /// Bit i set: slot i is non-empty.
     occupied: Vec<u64>,
     in_wheel: usize,
-    far: std::collections::BinaryHeap<FarEntry>,
+    far: FarTimers<Event>,
+    /// Scratch for moving a due coarse slot into the wheel.
+    moving: Vec<FarEntry<Event>>,
     seq: u64,
     now: Time,
     /// Events popped so far.
@@ -162,6 +133,7 @@ impl Default for EventQueue {
             occupied: vec![0; WORDS],
             in_wheel: 0,
             far: Default::default(),
+            moving: Vec::new(),
             seq: 0,
             now: 0,
             processed: 0,
@@ -187,20 +159,49 @@ impl EventQueue {
         assert!(self.seq <= SEQ_MASK, "more than 2^{SEQ_BITS} events scheduled");
         // Every wheel entry lies in [now's slot, now's slot + SLOTS), so slots never alias.
         if (time >> SLOT_SHIFT) - (self.now >> SLOT_SHIFT) < SLOTS as u64 {
-            let i = (time >> SLOT_SHIFT) as usize & (SLOTS - 1);
-            let e = Entry { key: slot_key(time, self.seq), event };
-            if self.current == Some(i) {
-                // `seq` is the largest yet, so the event goes after every entry at its time.
-                let at = self.cursor + self.drain[self.cursor..].partition_point(|x| x.key < e.key);
-                self.drain.insert(at, e);
-            } else {
-                self.push_entry(i, e);
-            }
-            self.occupied[i / 64] |= 1 << (i % 64);
-            self.in_wheel += 1;
+            self.insert_near(time, self.seq, event);
         } else {
-            self.far.push(FarEntry { time, seq: self.seq, event });
+            self.far.push(self.now, FarEntry { time, seq: self.seq, event });
         }
+    }
+
+    /// Puts an event into the wheel (its time within the wheel's span).
+    #[inline(always)]
+    fn insert_near(&mut self, time: Time, seq: u64, event: Event) {
+        debug_assert!((time >> SLOT_SHIFT) - (self.now >> SLOT_SHIFT) < SLOTS as u64, "{time} beyond the wheel");
+        let i = (time >> SLOT_SHIFT) as usize & (SLOTS - 1);
+        let e = Entry { key: slot_key(time, seq), event };
+        if self.current == Some(i) {
+            // A new event has the largest `seq`, so it goes after every entry at its time.
+            let at = self.cursor + self.drain[self.cursor..].partition_point(|x| x.key < e.key);
+            self.drain.insert(at, e);
+        } else {
+            self.push_entry(i, e);
+        }
+        self.occupied[i / 64] |= 1 << (i % 64);
+        self.in_wheel += 1;
+    }
+
+    /// Moves the earliest coarse slot of far timers into the wheel once nothing is earlier: the
+    /// first occupied slot (if any) and the earliest timer beyond the coarse span start at or after
+    /// it. The clock moves to the slot's start, so the wheel's span covers it.
+    #[inline]
+    fn move_due_far(&mut self, first: Option<usize>) -> bool {
+        let due = self.far.due();
+        if due == Time::MAX || first.is_some_and(|s| self.slot_start(s) < due) {
+            return false;
+        }
+        if self.far.beyond_peek().is_some_and(|f| f.time < due) {
+            return false;
+        }
+        self.now = self.now.max(due);
+        let mut moving = std::mem::take(&mut self.moving);
+        self.far.take_due(self.now, &mut moving);
+        for e in moving.drain(..) {
+            self.insert_near(e.time, e.seq, e.event);
+        }
+        self.moving = moving;
+        true
     }
 
     #[inline(always)]
@@ -343,11 +344,14 @@ impl EventQueue {
     /// Pops the earliest event and advances the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let first = self.first_slot();
+        let mut first = self.first_slot();
+        if self.move_due_far(first) {
+            first = self.first_slot();
+        }
         if let Some(s) = first {
             self.drain_from(s);
         }
-        let take_far = match (first, self.far.peek()) {
+        let take_far = match (first, self.far.beyond_peek()) {
             (None, None) => return None,
             (None, Some(_)) => true,
             (Some(_), None) => false,
@@ -357,7 +361,7 @@ impl EventQueue {
             }
         };
         let (time, event) = if take_far {
-            let f = self.far.pop().expect("peeked");
+            let f = self.far.beyond_pop().expect("peeked");
             (f.time, f.event)
         } else {
             let s = first.expect("checked");
@@ -422,7 +426,7 @@ impl EventQueue {
             }
             self.slot_start(s) + t
         });
-        match (wheel, self.far.peek().map(|e| e.time)) {
+        match (wheel, self.far.peek_time()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -449,6 +453,31 @@ mod tests {
     }
 
     #[test]
+    fn far_timers_tie_with_near_events_by_insertion_order() {
+        let mut q = EventQueue::new();
+        let (coarse, beyond) = (200_000_000u64, 500_000_000_000u64); // 200 us, 0.5 s
+        q.schedule(coarse, Event::PortFree(1)); // coarse wheel
+        q.schedule(beyond, Event::PortFree(2)); // beyond the coarse span
+        q.schedule(coarse - 1, Event::PortFree(3));
+        assert_eq!(q.pop(), Some((coarse - 1, Event::PortFree(3))));
+        // Now the same times land in the wheel and in the coarse wheel: older first.
+        q.schedule(coarse, Event::PortFree(4));
+        assert_eq!(q.peek_time(), Some(coarse));
+        assert_eq!(q.pop(), Some((coarse, Event::PortFree(1))));
+        assert_eq!(q.pop(), Some((coarse, Event::PortFree(4))));
+        q.schedule(beyond, Event::PortFree(5)); // now within the coarse span
+        q.schedule(beyond - 100_000_000, Event::PortFree(6));
+        assert_eq!(q.pending(), 3);
+        assert_eq!(q.pop(), Some((beyond - 100_000_000, Event::PortFree(6))));
+        q.schedule(beyond, Event::PortFree(7)); // in the wheel by now
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            rest,
+            vec![(beyond, Event::PortFree(2)), (beyond, Event::PortFree(5)), (beyond, Event::PortFree(7))]
+        );
+    }
+
+    #[test]
     #[should_panic(expected = "in the past")]
     fn past_events_are_rejected() {
         let mut q = EventQueue::new();
@@ -466,7 +495,8 @@ mod tests {
         let mut seq = 0u32;
         for round in 0..200 {
             for _ in 0..(rng.below(100) + 1) {
-                let horizon = [50u64, 100_000, 10_000_000, 1_000_000_000][rng.below(4) as usize];
+                // Near, in the wheel, in the coarse far wheel, beyond it (0.3 s).
+                let horizon = [50u64, 100_000, 10_000_000, 1_000_000_000, 300_000_000_000][rng.below(5) as usize];
                 let t = q.now() + rng.below(horizon);
                 q.schedule(t, Event::PortFree(seq));
                 expect.push((t, seq));
