@@ -1,5 +1,7 @@
 //! The discrete-event kernel: picosecond time, the event queue, and random numbers.
 pub mod events;
+mod far;
 pub mod huge_pages;
+pub mod prefetch;
 pub mod rng;
 pub mod time;

@@ -7,7 +7,7 @@
 //! results.
 
 use crate::net::network::Network;
-use crate::net::packet::FlowId;
+use crate::net::packet::{FlowId, Packet};
 use crate::net::port::PortId;
 
 impl Network {
@@ -36,11 +36,17 @@ impl Network {
     /// transport's `prefetch_flow`; the packet was fetched a stage earlier).
     #[inline(always)]
     pub fn host_arrival_flow(&self, port: PortId) -> Option<FlowId> {
+        self.host_arrival_packet(port).map(|pkt| pkt.flow)
+    }
+
+    /// The packet arriving over `port`'s link if that link ends at a host.
+    #[inline(always)]
+    pub fn host_arrival_packet(&self, port: PortId) -> Option<&Packet> {
         let p = self.ports.get(port as usize)?;
         if p.peer >= self.hosts {
             return None;
         }
-        p.pipe_head_packet().and_then(|id| self.pool.peek(id)).map(|pkt| pkt.flow)
+        p.pipe_head_packet().and_then(|id| self.pool.peek(id))
     }
 
     /// The egress port the arriving packet will take at a switch, where

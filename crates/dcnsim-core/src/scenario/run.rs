@@ -29,6 +29,9 @@ const STAGE_PORT: usize = 9;
 const STAGE_PACKET: usize = 6;
 const STAGE_ROUTE: usize = 3;
 const STAGE_EGRESS: usize = 1;
+/// For a packet reaching a host: the transport's state behind its connection (fetched at
+/// `STAGE_EGRESS`), `Protocol::prefetch_flow_state`.
+const STAGE_FLOW_STATE: usize = 0;
 /// Transport timers: the connection's index entry this many events after the next, the
 /// connection itself `STAGE_TIMER_CONN`.
 const STAGE_TIMER_INDEX: usize = 3;
@@ -220,6 +223,11 @@ impl Simulation {
             if let Some(Event::LinkArrival(p)) = ev.peek_ahead(STAGE_EGRESS) {
                 net.prefetch_egress(p);
                 self.prefetch_flow(net.host_arrival_flow(p), false);
+            }
+            if let Some(Event::LinkArrival(p)) = ev.peek_ahead(STAGE_FLOW_STATE) {
+                if let (Some(pkt), [t]) = (net.host_arrival_packet(p), &self.transports[..]) {
+                    t.prefetch_flow_state(pkt);
+                }
             }
         } else if let Some(Event::LinkArrival(p) | Event::PortFree(p)) = ev.peek_ahead(1) {
             net.prefetch_port(p);

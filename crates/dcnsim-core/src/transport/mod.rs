@@ -136,6 +136,11 @@ pub trait Protocol: Sized {
     /// change anything; the default does nothing.
     #[inline(always)]
     fn prefetch_flow(&self, _flow: FlowId, _early: bool) {}
+    /// A hint, a stage after `prefetch_flow`'s connection: `pkt` reaches its host next. The
+    /// connection should be in cache by now, so read it and fetch what the handler will read
+    /// behind it (buffers of its own). Must not change anything; the default does nothing.
+    #[inline(always)]
+    fn prefetch_flow_state(&self, _pkt: &Packet) {}
     /// A hint from the event loop: timer `id` fires a few events from now (`near`: the event after
     /// next; else a stage earlier), so fetch what its handler reads (`prefetch_flow`'s two stages).
     /// For protocols with a timer per flow and more flows than the cache holds (ExpressPass's

@@ -122,6 +122,14 @@ macro_rules! registry {
                 }
             }
 
+            /// See `Protocol::prefetch_flow_state`.
+            #[inline(always)]
+            pub fn prefetch_flow_state(&self, pkt: &Packet) {
+                match self {
+                    $(Transport::$variant(t) => t.prefetch_flow_state(pkt)),*
+                }
+            }
+
             pub fn counters(&self) -> Vec<(&'static str, u64)> {
                 match self {
                     $(Transport::$variant(t) => t.counters()),*

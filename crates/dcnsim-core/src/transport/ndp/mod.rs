@@ -330,6 +330,28 @@ impl Protocol for Ndp {
     fn prefetch_flow(&self, flow: FlowId, early: bool) {
         self.conns.prefetch(flow, early, 16);
     }
+    /// What the packet's handler reads behind the connection (fetched a stage earlier).
+    #[inline(always)]
+    fn prefetch_flow_state(&self, pkt: &Packet) {
+        let Some(slot) = self.conns.slot(pkt.flow) else { return };
+        let c = &self.conns[slot];
+        match pkt.kind {
+            PacketKind::Data | PacketKind::Header => {
+                c.rx.received.prefetch();
+                if let Some(pl) = self.pullers.get(c.dst as usize) {
+                    crate::engine::prefetch::line(pl);
+                }
+            }
+            PacketKind::Ack | PacketKind::Nack | PacketKind::Bounced => {
+                c.tx.prefetch_feedback(pkt.seq, pkt.aux as u16);
+                if pkt.has(PULL_BIT) {
+                    c.tx.prefetch_send();
+                }
+            }
+            PacketKind::Pull => c.tx.prefetch_send(),
+            _ => {}
+        }
+    }
     /// Sender: packets in flight, pulls still expected (feedback received but not yet pulled),
     /// retransmissions waiting for a pull, srtt once measured. Receiver: pulls queued at its pacer
     /// and pulls sent so far.

@@ -3,6 +3,7 @@
 //! scoreboard of ACKs and NACKs that takes outlier paths out of the rotation. Also the short
 //! feedback history behind the return-to-sender decision.
 
+use crate::engine::prefetch;
 use crate::engine::rng::Rng;
 
 /// What the sender heard about one packet.
@@ -34,6 +35,10 @@ pub struct PathScoreboard {
     /// Sums of ACKs and NACKs over all paths (for the outlier test's means).
     total_acks: u64,
     total_nacks: u64,
+    /// The path after the cursor in the permutation (or `u32::MAX` at its end), remembered while
+    /// `order` is in cache: a prefetch hint for the next send, whose score lies in a cold line
+    /// (`prefetch_next`). Not read by the path choice.
+    upcoming: u32,
 }
 
 impl PathScoreboard {
@@ -66,6 +71,7 @@ impl PathScoreboard {
             if avoid == Some(p as u16) {
                 continue;
             }
+            self.upcoming = self.order.get(self.cursor + 1).copied().unwrap_or(u32::MAX);
             return p;
         }
         self.order[self.cursor]
@@ -104,6 +110,26 @@ impl PathScoreboard {
 
     pub fn len(&self) -> usize {
         self.order.len()
+    }
+
+    /// Prefetch hint: the score feedback for `path` updates.
+    #[inline(always)]
+    pub fn prefetch_score(&self, path: u16) {
+        if let Some(s) = self.scores.get(path as usize) {
+            prefetch::line(s);
+        }
+    }
+
+    /// Prefetch hint: what the next `next` probably reads (the permutation at the cursor and the
+    /// upcoming path's score).
+    #[inline(always)]
+    pub fn prefetch_next(&self) {
+        if let Some(p) = self.order.get(self.cursor + 1) {
+            prefetch::line(p);
+        }
+        if let Some(s) = self.scores.get(self.upcoming as usize) {
+            prefetch::line(s);
+        }
     }
 
     /// The cursor is inside the permutation, the permutation covers every path once, and the

@@ -4,6 +4,7 @@
 
 use super::paths::{Feedback, FeedbackHistory, PathScoreboard};
 use super::{Ndp, TIMER_RTO};
+use crate::engine::prefetch;
 use crate::engine::time::{from_us, Time};
 use crate::net::packet::{flags, Packet, PacketKind};
 use crate::transport::parts::RttEstimator;
@@ -182,6 +183,28 @@ impl Sender {
 
     pub(super) fn has_heard(&self) -> bool {
         self.heard_from_receiver
+    }
+
+    /// Prefetch hint for feedback (or a return) for packet `seq` sent on `path`: its window
+    /// entry, the window's front (ACKs pop it) and the path's score.
+    #[inline(always)]
+    pub(super) fn prefetch_feedback(&self, seq: u64, path: u16) {
+        if let Some(e) = seq.checked_sub(self.base).and_then(|i| self.window.get(i as usize)) {
+            prefetch::line(e);
+        }
+        if let Some(e) = self.window.front() {
+            prefetch::line(e);
+        }
+        self.paths.prefetch_score(path);
+    }
+
+    /// Prefetch hint for a pull: the window's end (new data is pushed there; after a wrap of the
+    /// ring the address is off, which a hint may be) and the next path.
+    #[inline(always)]
+    pub(super) fn prefetch_send(&self) {
+        let (a, b) = self.window.as_slices();
+        prefetch::line(if b.is_empty() { a.as_ptr_range().end } else { b.as_ptr_range().end });
+        self.paths.prefetch_next();
     }
 
     /// Distinct packets sent so far.
