@@ -26,7 +26,7 @@ from .base import Check, Repro
 from .common import done, table
 
 HOSTS = 40
-SETUPS = {"expresspass": "expresspass-shuffle-paper", "dctcp": "dctcp-xpass-paper"}
+SETUPS = {"expresspass": "expresspass-shuffle-paper", "dctcp": "dctcp-shuffle-paper"}
 # Fig. 17's marks (seconds): median, 99th percentile, maximum.
 PAPER = {"expresspass": (2.23, 2.34, 2.37), "dctcp": (2.05, 3.54, 15.78)}
 
