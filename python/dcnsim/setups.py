@@ -286,13 +286,16 @@ _SETUPS = [
     Setup("dctcp-xpass-paper", "DCTCP as the ExpressPass authors' ns-2 scripts set it at 10 Gb/s: ECN marking at "
           "K = 65 packets, g = 1/16, window cap 180 packets, initial window 2 packets (ns-2's default; the scripts "
           "leave it), minimum RTO 200 ms (ns-2's default: the scripts set `mintro_ 0.004`, a misspelt key, so the "
-          "4 ms they meant never applied), 250-packet queues, per-flow ECMP, 1538 B frames; each connection opens "
+          "4 ms they meant never applied), switch queues of 250 x 1538 B with K = 65 x 1538 B counted in bytes (ns-2 "
+          "RED's `queue_in_bytes_ true`, `mean_pktsize_ 1538` in the scripts), 1,000-packet host NICs (the scripts' "
+          "DropTail), per-flow ECMP, 1538 B frames; each connection opens "
           "with ns-2 FullTcp's SYN / SYN-ACK round trip, a lost SYN resent after 200 ms (the scripts' "
           "`rtxcur_init_ 0.001` raised to `minrto_` by ns-2's rtt_timeout), doubling; FCTs end at the sender's "
           "last ACK, where the authors' FullTcp writes them", {
               "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "initial_window_packets": 2,
                             "min_rto_us": 200_000.0, **NS2_FULLTCP_SETUP},
-              "queue": {"limit_packets": 250, "ecn": "step", "ecn_k_packets": 65, "nic": {"limit_packets": 1000}},
+              "queue": {"limit_bytes": 250 * 1538, "ecn": "step", "ecn_k_bytes": 65 * 1538,
+                        "nic": {"limit_packets": 1000}},
               "routing": {"load_balancing": "ecmp"},
               "net": dict(XPASS_PAPER_NET),
           }),
@@ -302,7 +305,7 @@ _SETUPS = [
           "room; a 1,000-packet NIC locks out most of a host's 2,496 connections", {
               "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "initial_window_packets": 2,
                             "min_rto_us": 200_000.0, **NS2_FULLTCP_SETUP},
-              "queue": {"limit_packets": 250, "ecn": "step", "ecn_k_packets": 65,
+              "queue": {"limit_bytes": 250 * 1538, "ecn": "step", "ecn_k_bytes": 65 * 1538,
                         "nic": {"limit_bytes": 1000 * 1538}},
               "routing": {"load_balancing": "ecmp"},
               "net": dict(XPASS_PAPER_NET),

@@ -53,8 +53,8 @@ def at_speed(tables: dict, gbps: float) -> dict:
     t = copy.deepcopy(tables)
     scale = gbps / 10.0
     q = t["queue"]
-    # ExpressPass's queues are limited in bytes (as XPassDropTail is), the others' in packets.
-    for key in ("limit_packets", "limit_bytes", "ecn_k_packets"):
+    # ExpressPass's and DCTCP's switch queues count bytes (XPassDropTail; ns-2's RED), the others' packets.
+    for key in ("limit_packets", "limit_bytes", "ecn_k_packets", "ecn_k_bytes"):
         if key in q:
             q[key] = round(q[key] * scale)
     for key in ("limit_packets", "limit_bytes"):
