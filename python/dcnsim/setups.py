@@ -30,9 +30,15 @@ SIRD_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 80, "control_bytes": 84}
 # with a 78 B header (1460 B payload), 84 B minimum frames; credits are 76-92 B (the transport's keys).
 XPASS_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 78, "control_bytes": 84}
 # ns-2's FullTcp, on which the ExpressPass authors ran DCTCP, DX and HULL, opens each connection
-# with a SYN / SYN-ACK round trip (`data_on_syn_ false`) and resends a lost SYN after ns-2's initial
-# RTO, `rtxcur_init_ 3.0` s (tcl/lib/ns-default.tcl), doubling.
-NS2_FULLTCP_SETUP = {"connection_setup": "handshake", "initial_rto_us": 3_000_000.0}
+# with a SYN / SYN-ACK round trip (`data_on_syn_ false`; tcp/tcp-full.cc: "full-tcp always models SYN
+# exchange") and resends a lost SYN after the initial RTO, doubling. Their scripts set
+# `rtxcur_init_ 0.001` (scripts/0616_dctcp_gdx.tcl, 0824_dctcp_xpass.tcl), but ns-2's rtt_timeout()
+# (tcp/tcp.cc, `rfc2988_ true` by default) raises an RTO below `minrto_` to `minrto_` before the
+# back-off, and `minrto_` stays ns-2's 0.2 s there (the scripts' `mintro_` is misspelt): every timeout
+# of theirs, the SYN's included, is 200 ms x 2^retries. Their FullTcp writes a flow's FCT at the sender,
+# when the ACK of its last byte arrives (FullTcpAgent::newack, from advance_bytes; ExpressPass's FCT
+# ends at the receiver): `fct_end = "last_ack"`.
+NS2_FULLTCP_SETUP = {"connection_setup": "handshake", "initial_rto_us": 200_000.0, "fct_end": "last_ack"}
 XPASS_PAPER_TRANSPORT = {"protocol": "expresspass", "alpha": 0.0625, "w_init": 0.0625, "early_credit_stop": False}
 # The Homa simulator has no loss recovery and these runs have infinite buffers: nothing is ever lost,
 # so Homa's RESEND timeout is set far above any queueing delay (a shorter one resends packets that are
@@ -280,11 +286,27 @@ _SETUPS = [
     Setup("dctcp-xpass-paper", "DCTCP as the ExpressPass authors' ns-2 scripts set it at 10 Gb/s: ECN marking at "
           "K = 65 packets, g = 1/16, window cap 180 packets, initial window 2 packets (ns-2's default; the scripts "
           "leave it), minimum RTO 200 ms (ns-2's default: the scripts set `mintro_ 0.004`, a misspelt key, so the "
-          "4 ms they meant never applied), 250-packet queues, per-flow ECMP, 1538 B frames; each connection opens "
-          "with ns-2 FullTcp's SYN / SYN-ACK round trip, a lost SYN resent after ns-2's initial RTO, 3 s", {
+          "4 ms they meant never applied), switch queues of 250 x 1538 B with K = 65 x 1538 B counted in bytes (ns-2 "
+          "RED's `queue_in_bytes_ true`, `mean_pktsize_ 1538` in the scripts), 1,000-packet host NICs (the scripts' "
+          "DropTail), per-flow ECMP, 1538 B frames; each connection opens "
+          "with ns-2 FullTcp's SYN / SYN-ACK round trip, a lost SYN resent after 200 ms (the scripts' "
+          "`rtxcur_init_ 0.001` raised to `minrto_` by ns-2's rtt_timeout), doubling; FCTs end at the sender's "
+          "last ACK, where the authors' FullTcp writes them", {
               "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "initial_window_packets": 2,
                             "min_rto_us": 200_000.0, **NS2_FULLTCP_SETUP},
-              "queue": {"limit_packets": 250, "ecn": "step", "ecn_k_packets": 65, "nic": {"limit_packets": 1000}},
+              "queue": {"limit_bytes": 250 * 1538, "ecn": "step", "ecn_k_bytes": 65 * 1538,
+                        "nic": {"limit_packets": 1000}},
+              "routing": {"load_balancing": "ecmp"},
+              "net": dict(XPASS_PAPER_NET),
+          }),
+    Setup("dctcp-shuffle-paper", "dctcp-xpass-paper with the host's buffer ExpressPass has in the same figure "
+          "(Fig. 17's MapReduce shuffle, whose script is not public): 1,000 x 1538 B counted in bytes, as the "
+          "authors' XPassDropTail and ns-2's RED (`queue_in_bytes_ true`) count it, so SYNs and ACKs take little "
+          "room; a 1,000-packet NIC locks out most of a host's 2,496 connections", {
+              "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "initial_window_packets": 2,
+                            "min_rto_us": 200_000.0, **NS2_FULLTCP_SETUP},
+              "queue": {"limit_bytes": 250 * 1538, "ecn": "step", "ecn_k_bytes": 65 * 1538,
+                        "nic": {"limit_bytes": 1000 * 1538}},
               "routing": {"load_balancing": "ecmp"},
               "net": dict(XPASS_PAPER_NET),
           }),

@@ -1,7 +1,7 @@
 """`xpass-fig21` (quick): going from 10 to 40 Gb/s, ExpressPass's large flows speed up within the
 paper's 1.5x - 3.5x and far more than its short ones, DCTCP's XL flows about 2.8x and its M flows
 under 2x, and ExpressPass's short flows gain more than DCTCP's on web search. The 40 Gb/s runs scale
-the queues (and DCTCP's K and window cap) by four."""
+the queues (and DCTCP's K and window cap) by four and halve DCTCP's g."""
 
 from dcnsim.cli import main
 from dcnsim.repro import xpass_fabric, xpass_fig21
@@ -19,13 +19,15 @@ def test_xpass_fig21_speedups(tmp_path, capsys):
 
 
 def test_40g_tables_scale_queues_and_dctcp_threshold():
+    # DCTCP's switch queues and K count bytes (ns-2's RED), its NIC packets; g halves at 40 Gb/s.
     slow = xpass_fabric.protocol_tables("dctcp")
     fast = xpass_fig21.at_speed(slow, 40.0)
-    assert fast["queue"]["limit_packets"] == 4 * slow["queue"]["limit_packets"] == 1000
-    assert fast["queue"]["ecn_k_packets"] == 4 * slow["queue"]["ecn_k_packets"]
+    assert fast["queue"]["limit_bytes"] == 4 * slow["queue"]["limit_bytes"] == 1000 * 1538
+    assert fast["queue"]["ecn_k_bytes"] == 4 * slow["queue"]["ecn_k_bytes"] == 260 * 1538
     assert fast["queue"]["nic"]["limit_packets"] == 4 * slow["queue"]["nic"]["limit_packets"]
     assert fast["transport"]["max_window_packets"] == 4 * slow["transport"]["max_window_packets"]
-    assert slow["queue"]["limit_packets"] == 250  # the 10 Gb/s tables are left as they were
+    assert (slow["transport"]["g"], fast["transport"]["g"]) == (1 / 16, 1 / 32)
+    assert slow["queue"]["limit_bytes"] == 250 * 1538  # the 10 Gb/s tables are left as they were
 
 
 def test_40g_tables_scale_byte_limited_queues():

@@ -13,7 +13,8 @@ here means the script's target.
 Protocols: ExpressPass and DCTCP, plus RCP, DX and HULL when this build registers them (with a
 `<name>-xpass-paper` setup if dcnsim.setups has one, else its own paper's (`<name>-paper`) on the same
 queues). DCTCP, DX and HULL open each connection with ns-2 FullTcp's SYN / SYN-ACK round trip
-(`connection_setup = "handshake"`, a lost SYN resent after ns-2's 3 s initial RTO). The quick
+(`connection_setup = "handshake"`, a lost SYN resent after 200 ms: `setups.NS2_FULLTCP_SETUP`) and
+their FCTs end at the sender's last ACK, where the authors' FullTcp writes them. The quick
 variant runs a 48-host fabric of the same shape (4 pods, 6 hosts per ToR) on two workloads for a
 few ms; the full one simulates 100,000 flows' worth of time per workload (capped)."""
 

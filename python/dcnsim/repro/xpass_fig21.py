@@ -7,8 +7,11 @@ than 2x on S, M and L. The bars themselves are not legible in our copy: the chec
 
 Same fabric, load convention and protocols as `xpass-fabric`. At 40 Gb/s the flows arrive 4x as
 often, so each 40 Gb/s run simulates a quarter of the 10 Gb/s run's time (the same flow count).
-DCTCP's marking threshold and window cap scale with the BDP (x4: K = 260 packets; our choice, the
-paper does not give its 40 Gb/s DCTCP settings). The quick variant runs the 48-host fabric."""
+DCTCP's marking threshold and window cap scale with the BDP (x4: K = 260 packets) and its g is 1/32
+at 40 Gb/s: the paper does not give its 40 Gb/s DCTCP settings; the authors' 2018 mixed-speed
+scripts (scripts/xpass-fattree.tcl and its siblings) use K x 4, queues x 4 and g = 1/32 at 40 Gb/s,
+but keep the window cap at 180 (docs/protocols/expresspass.md: that cap fails the paper's DCTCP L
+claim). The quick variant runs the 48-host fabric."""
 
 from __future__ import annotations
 
@@ -50,8 +53,8 @@ def at_speed(tables: dict, gbps: float) -> dict:
     t = copy.deepcopy(tables)
     scale = gbps / 10.0
     q = t["queue"]
-    # ExpressPass's queues are limited in bytes (as XPassDropTail is), the others' in packets.
-    for key in ("limit_packets", "limit_bytes", "ecn_k_packets"):
+    # ExpressPass's and DCTCP's switch queues count bytes (XPassDropTail; ns-2's RED), the others' packets.
+    for key in ("limit_packets", "limit_bytes", "ecn_k_packets", "ecn_k_bytes"):
         if key in q:
             q[key] = round(q[key] * scale)
     for key in ("limit_packets", "limit_bytes"):
@@ -59,6 +62,11 @@ def at_speed(tables: dict, gbps: float) -> dict:
             q["nic"][key] = round(q["nic"][key] * scale)
     if "max_window_packets" in t["transport"]:
         t["transport"]["max_window_packets"] = round(t["transport"]["max_window_packets"] * scale)
+    # The authors' only 40 Gb/s DCTCP settings (their 2018 mixed-speed fat trees, e.g.
+    # scripts/xpass-fattree.tcl) give 40 Gb/s hosts g = 1/32 and 10 Gb/s ones 1/16, as the DCTCP
+    # paper's bound g < 1.386 / sqrt(2 (BDP + K)) asks at 4x the BDP and K.
+    if t["transport"].get("protocol") == "dctcp" and gbps == 40.0:
+        t["transport"]["g"] = 1.0 / 32
     return t
 
 

@@ -9,9 +9,9 @@
 //! A lost SYN or SYN-ACK is recovered by the sender's timer: the SYN goes again after the initial
 //! RTO (`initial_rto_us`), doubled per retry (RFC 6298 5.5; ns-2's `rtt_timeout` likewise
 //! multiplies by `t_backoff_`); the receiver answers every SYN, so a lost SYN-ACK costs the same.
-//! ns-2's initial RTO is `rtxcur_init_` = 3.0 s (tcl/lib/ns-default.tcl; its SYN timeout is
-//! max(rtxcur_init_, minrto_) x backoff), which the ExpressPass evaluation's setups set as
-//! `initial_rto_us`; htsim's TcpSrc (the NDP paper's TCP) likewise sends a SYN and waits for the
+//! ns-2's SYN timeout is max(rtxcur_init_, minrto_) x backoff (tcp.cc rtt_timeout; defaults 3.0 s
+//! and 0.2 s in tcl/lib/ns-default.tcl; the ExpressPass authors' scripts set `rtxcur_init_ 0.001`,
+//! so 0.2 s, which their setups set as `initial_rto_us`); htsim's TcpSrc (the NDP paper's TCP) likewise sends a SYN and waits for the
 //! SYN/ACK, with a 3 s initial `_rto`.
 //! The SYN-ACK's round trip is the connection's first RTT sample unless the SYN was sent again
 //! (Karn's rule). With a connection pool only a pool connection's first message opens it; later

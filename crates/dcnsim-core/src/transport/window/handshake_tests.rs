@@ -118,3 +118,20 @@ fn every_flow_opens_and_completes_under_random_loss_and_strays_move_no_opening_c
     let rtt = header_one_way(&tb, 1, 0) + header_one_way(&tb, 0, 1);
     assert_eq!(tb.fct(0).unwrap(), tb.ideal_fct(0) + rtt);
 }
+
+#[test]
+fn with_fct_end_last_ack_a_message_completes_when_its_last_ack_reaches_the_sender() {
+    for size in [1, 14_360, 100_000] {
+        let mut by_byte = bed(&[(1, 0, size, AT)], 0);
+        by_byte.run(u64::MAX);
+        let mut by_ack = Testbed::new(NET, &[(1, 0, size, AT)], |env| {
+            let mut t = dctcp_setup(env, 0, 0, ConnectionSetup::Handshake);
+            t.cfg.sender.fct_at_last_ack = true;
+            t
+        });
+        let ack_way = header_one_way(&by_ack, 0, 1);
+        by_ack.run(u64::MAX);
+        by_ack.assert_all_complete();
+        assert_eq!(by_ack.fct(0).unwrap(), by_byte.fct(0).unwrap() + ack_way, "{size} B");
+    }
+}

@@ -134,8 +134,22 @@ pub(crate) fn read_shared(s: &mut Section, env: &SpecEnv, ecn: bool) -> SpecResu
         ecn_capable: ecn,
         lb: env.load_balancing,
         pbt_distance: None,
+        fct_at_last_ack: false,
     };
     Ok((window, sender))
+}
+
+/// Reads `fct_end`: true when a flow completes at its sender's last ACK.
+fn read_fct_end(s: &mut Section) -> SpecResult<bool> {
+    let end = s.choice_or(
+        "fct_end",
+        &["last_byte", "last_ack"],
+        "last_byte",
+        "when a flow completes: last_byte = the receiver has every byte; last_ack = the sender has the ACK of the \
+         last byte, half a round trip later (the ExpressPass authors' ns-2 FullTcp writes its FCT there: \
+         tcp-full.cc newack)",
+    )?;
+    Ok(end == "last_ack")
 }
 
 /// A window protocol as a transport: its connections and counters.
@@ -234,6 +248,7 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
         s.ensure((0.0..=1e6).contains(&os), "os_overhead_us", format!("must be in [0, 1e6] us, got {os}"))?;
         let os_overhead = from_us(os);
         let connection_setup = handshake::read(s)?;
+        sender.fct_at_last_ack = read_fct_end(s)?;
         Ok(WindowConfig {
             params,
             window,
@@ -303,6 +318,9 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
                 let before = self.pbfs_before_ack(slot);
                 let c = &mut self.conns[slot];
                 if c.on_ack(ctx, &self.cfg.sender, pkt, &mut self.counters) == Status::Done {
+                    if self.cfg.sender.fct_at_last_ack {
+                        ctx.finished(pkt.flow);
+                    }
                     self.release(ctx, pkt.flow, slot);
                     return;
                 }

@@ -55,6 +55,9 @@ pub struct SenderConfig {
     pub lb: LoadBalancing,
     /// PB-FS's marking distance Delta (`fast_start = "pbfs"`, `super::pbfs`); `None` = off.
     pub pbt_distance: Option<u64>,
+    /// A flow completes when its sender has the ACK of the last byte (`fct_end = "last_ack"`), not
+    /// when the receiver has the byte; the window transport then records the completion.
+    pub fct_at_last_ack: bool,
 }
 
 impl SenderConfig {
@@ -333,7 +336,7 @@ impl<C: CongestionControl> Conn<C> {
         let fresh = self.received.insert(pkt.seq.min(end), end);
         if fresh > 0 {
             ctx.delivered(self.id, fresh);
-            if self.received.next_expected() == self.size {
+            if self.received.next_expected() == self.size && !cfg.fct_at_last_ack {
                 ctx.finished(self.id);
             }
         }

@@ -27,6 +27,7 @@ fn sender_config(env: &TransportEnv, ecn: bool) -> SenderConfig {
         ecn_capable: ecn,
         lb: LoadBalancing::Ecmp,
         pbt_distance: None,
+        fct_at_last_ack: false,
     }
 }
 
