@@ -64,6 +64,17 @@ HPCC_PAPER_NET = {"mtu_bytes": 1064, "header_bytes": 64, "control_bytes": 64}
 HPCC_PAPER_BUFFER = 32_000_000
 
 
+def _dctcp_xpass_paper(nic: dict) -> dict:
+    """DCTCP as the ExpressPass authors' ns-2 scripts set it (setup texts below), with the host NIC's buffer."""
+    return {
+        "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "initial_window_packets": 2,
+                      "min_rto_us": 200_000.0, **NS2_FULLTCP_SETUP},
+        "queue": {"limit_bytes": 250 * 1538, "ecn": "step", "ecn_k_bytes": 65 * 1538, "nic": nic},
+        "routing": {"load_balancing": "ecmp"},
+        "net": dict(XPASS_PAPER_NET),
+    }
+
+
 def _red(kmin_at_25g: int, kmax_at_25g: int, pmax: float, gbps: float) -> dict:
     scale = gbps / 25.0
     return {"ecn": "red", "ecn_at": "dequeue", "red_min_bytes": int(kmin_at_25g * scale),
@@ -291,25 +302,12 @@ _SETUPS = [
           "DropTail), per-flow ECMP, 1538 B frames; each connection opens "
           "with ns-2 FullTcp's SYN / SYN-ACK round trip, a lost SYN resent after 200 ms (the scripts' "
           "`rtxcur_init_ 0.001` raised to `minrto_` by ns-2's rtt_timeout), doubling; FCTs end at the sender's "
-          "last ACK, where the authors' FullTcp writes them", {
-              "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "initial_window_packets": 2,
-                            "min_rto_us": 200_000.0, **NS2_FULLTCP_SETUP},
-              "queue": {"limit_bytes": 250 * 1538, "ecn": "step", "ecn_k_bytes": 65 * 1538,
-                        "nic": {"limit_packets": 1000}},
-              "routing": {"load_balancing": "ecmp"},
-              "net": dict(XPASS_PAPER_NET),
-          }),
+          "last ACK, where the authors' FullTcp writes them", _dctcp_xpass_paper(nic={"limit_packets": 1000})),
     Setup("dctcp-shuffle-paper", "dctcp-xpass-paper with the host's buffer ExpressPass has in the same figure "
           "(Fig. 17's MapReduce shuffle, whose script is not public): 1,000 x 1538 B counted in bytes, as the "
           "authors' XPassDropTail and ns-2's RED (`queue_in_bytes_ true`) count it, so SYNs and ACKs take little "
-          "room; a 1,000-packet NIC locks out most of a host's 2,496 connections", {
-              "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "initial_window_packets": 2,
-                            "min_rto_us": 200_000.0, **NS2_FULLTCP_SETUP},
-              "queue": {"limit_bytes": 250 * 1538, "ecn": "step", "ecn_k_bytes": 65 * 1538,
-                        "nic": {"limit_bytes": 1000 * 1538}},
-              "routing": {"load_balancing": "ecmp"},
-              "net": dict(XPASS_PAPER_NET),
-          }),
+          "room; a 1,000-packet NIC locks out most of a host's 2,496 connections",
+          _dctcp_xpass_paper(nic={"limit_bytes": 1000 * 1538})),
     Setup("xpass-sird-paper", "ExpressPass as the SIRD paper runs it (Table 2): alpha = w_init = 1/16, target "
           "loss 1/8, symmetric ECMP, the authors' credit queues, 1538 B frames", {
               "transport": {"protocol": "expresspass", "alpha": 0.0625, "w_init": 0.0625, "target_loss": 0.125},

@@ -37,8 +37,8 @@ the paper's 72 %, and Dart's receivers spend about half their time in Non-Receiv
 is neutral). With the rack-local background 81-92 % of the marks are at receiver links; there Dart's p99
 was above DCQCN's until DASR shared what the receiver's own ACKs leave of its link (session 9,
 `apportion_after_control`): shares of the nominal line rate overfilled the link of a receiver that also
-sends, and the queue grew under suppressed marks until PFC paused the fabric. DCTCP with its 24 us OS overhead stays below Dart's p99 (0.3-0.45x of it) and only its
-median is above Dart's (1.3x; the paper: 3x)."""
+sends, and the queue grew under suppressed marks until PFC paused the fabric. DCTCP with its 24 us OS
+overhead stays below Dart's p99 (0.3-0.45x of it) and only its median is above Dart's (1.3x; the paper: 3x)."""
 
 from ..sweep.spec import SweepSpec
 from .base import Check, Repro
