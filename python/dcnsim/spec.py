@@ -9,6 +9,7 @@ import os
 import re
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Mapping, Union
 
@@ -208,27 +209,50 @@ def _interruptible(fn, *args):
     if threading.current_thread() is not threading.main_thread():
         return fn(*args, flag)  # no signal ever reaches another thread
     box: dict = {}
+    entered, done = threading.Event(), threading.Event()
 
     def work():
+        entered.set()
         try:
             box["value"] = fn(*args, flag)
         except BaseException as e:  # handed to the caller's thread below
             box["error"] = e
+        finally:
+            done.set()
 
     t = threading.Thread(target=work, name="dcnsim-run", daemon=True)
-    t.start()
     try:
-        while t.is_alive():
-            t.join(0.1)
+        t.start()
+        while not done.wait(0.1):
             if stop is not None and stop.is_set():
                 flag.set()
     except KeyboardInterrupt:
         flag.set()
-        t.join()
+        _wait_through_interrupts(entered, done)
         raise
     if "error" in box:
         raise box.pop("error")
     return box["value"]
+
+
+# How long a thread whose start a Ctrl-C interrupted may take to begin before we take it that the
+# interrupt came before its creation (it then never runs).
+_THREAD_ENTRY_LIMIT_S = 5.0
+
+
+def _wait_through_interrupts(entered: threading.Event, done: threading.Event) -> None:
+    """Waits for the stopping core even through further Ctrl-Cs (one may also land inside
+    `Thread.start`). Leaving while the core still runs would end the interpreter under a thread
+    inside it, which glibc aborts ("FATAL: exception not rethrown") when that thread re-enters
+    Python; the core stops within milliseconds of the flag."""
+    deadline = time.monotonic() + _THREAD_ENTRY_LIMIT_S
+    while not done.is_set():
+        if not entered.is_set() and time.monotonic() > deadline:
+            return  # the interrupt came before the thread existed
+        try:
+            done.wait(0.05)
+        except KeyboardInterrupt:
+            continue
 
 
 def resolve(spec: SpecLike) -> dict:

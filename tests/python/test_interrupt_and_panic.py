@@ -49,6 +49,33 @@ def test_ctrl_c_interrupts_dcnsim_run_in_a_notebook_like_process():
     assert out.strip() == "interrupted", (out, err)
 
 
+def test_a_second_ctrl_c_waits_for_the_core_to_stop():
+    # A core slow to notice its cancel flag (0.5 s here, milliseconds in reality): the second SIGINT
+    # arrives while the first is being handled. Leaving then would end the interpreter under a thread
+    # still inside the core (glibc aborts: "FATAL: exception not rethrown"); the run must wait.
+    code = textwrap.dedent("""
+        import os, signal, sys, threading, time
+        from dcnsim import spec
+        def slow_core(text, flag):
+            print("started", flush=True)
+            while not flag.is_set():
+                time.sleep(0.01)
+            threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()
+            time.sleep(0.5)
+            print("core stopped", flush=True)
+            raise KeyboardInterrupt
+        try:
+            spec._interruptible(slow_core, "{}")
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+    """)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "started"
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert out.split("\n")[:2] == ["core stopped", "interrupted"], (out, err)
+
+
 def test_a_cancel_flag_set_from_another_thread_stops_the_core():
     flag = _core.CancelFlag()
     threading.Timer(0.2, flag.set).start()
