@@ -29,6 +29,10 @@ pub struct Testbed<P: Protocol> {
     loss: (f64, f64),
     rng: Rng,
     pub lost: u64,
+    /// Every packet handed to a host's transport, in order, when `recording` (tests of what
+    /// arrives when).
+    pub delivered: Vec<(Time, Packet)>,
+    pub recording: bool,
 }
 
 impl<P: Protocol> Testbed<P> {
@@ -67,6 +71,8 @@ impl<P: Protocol> Testbed<P> {
             loss: (0.0, 0.0),
             rng: Rng::seed_from(spec.seed ^ 0x1055),
             lost: 0,
+            delivered: Vec::new(),
+            recording: false,
         }
     }
 
@@ -101,6 +107,9 @@ impl<P: Protocol> Testbed<P> {
                         continue;
                     }
                     self.net.pool.release(pkt, Fate::Delivered);
+                    if self.recording {
+                        self.delivered.push((now, p));
+                    }
                     let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, 0);
                     self.proto.on_packet(&mut ctx, node, &p);
                 }

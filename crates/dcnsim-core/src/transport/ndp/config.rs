@@ -27,6 +27,9 @@ pub struct NdpConfig {
     pub return_to_sender_resend: bool,
     pub prioritize_senders: Vec<u32>,
     pub lb: LoadBalancing,
+    /// NDP: a queued pull takes the path of the ACK or NACK that owes it (htsim), so it never
+    /// overtakes that feedback; else it is sprayed on its own.
+    pub pull_follows_feedback: bool,
     /// pHost: tokens a flow may have out beyond the highest one its data echoed.
     pub token_window_packets: u64,
     /// pHost: after this many packet times without a token, a full window is presumed lost.
@@ -95,6 +98,11 @@ const PHOST: Defaults = Defaults {
     prioritize_senders: "[phost] receivers serve tokens for flows from these senders first (strict priority)",
 };
 
+const PULL_FOLLOWS_FEEDBACK_DOC: &str =
+    "[ndp] a queued pull takes the path of the ACK or NACK that owes it, as htsim's pacer sends a copy of that \
+     packet, so it cannot overtake it (a pull that arrives before its NACK finds nothing to resend and the \
+     packet waits for the RTO); false: pulls are sprayed on their own";
+
 impl NdpConfig {
     pub fn read(s: &mut Section, lb: LoadBalancing, phost: bool) -> SpecResult<NdpConfig> {
         let d = if phost { &PHOST } else { &NDP };
@@ -117,6 +125,7 @@ impl NdpConfig {
             "NDP and pHost spray every packet: set routing.load_balancing = \"source\" or \"spray\"",
         )?;
         let tokens = if phost { read_tokens(s)? } else { (0, 0.0, 0.0) };
+        let pull_follows_feedback = !phost && s.bool_or("pull_follows_feedback", true, PULL_FOLLOWS_FEEDBACK_DOC)?;
         Ok(NdpConfig {
             token_window_packets: tokens.0,
             token_window_timeout_packet_times: tokens.1,
@@ -131,6 +140,7 @@ impl NdpConfig {
             return_to_sender_resend: rts,
             prioritize_senders: prio.iter().map(|&h| h as u32).collect(),
             lb,
+            pull_follows_feedback,
         })
     }
 }

@@ -5,6 +5,7 @@
 use super::config::PullOrder;
 use super::phost::Tokens;
 use super::{Conn, Ndp, PULL_BIT, TIMER_PULL};
+use crate::engine::rng::mix64;
 use crate::engine::time::Time;
 use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::transport::parts::{srpt_pick, ReceivedSet, ReceiverPacer};
@@ -112,6 +113,12 @@ impl Ndp {
             take_data(ctx, c, pkt);
         }
         let mut fb = feedback_for(c, pkt, self.framing.control_bytes);
+        if self.cfg.pull_follows_feedback {
+            // The pull this arrival owes is number pulls_sent + pending_pulls + 1 (one per
+            // arrival, released in order): its path is derived from that number.
+            fb.lb = LoadBalancing::Ecmp;
+            fb.path = pull_path_key(c.id, c.rx.pulls_sent + c.rx.pending_pulls + 1);
+        }
         let wants_pull = !c.rx.done;
         let carried = wants_pull && self.piggyback_pull(ctx, slot, &mut fb);
         ctx.send(fb);
@@ -207,7 +214,12 @@ impl Ndp {
         let mut p = Packet::new(PacketKind::Pull, c.id, c.dst, c.src, self.framing.control_bytes);
         p.ack = c.rx.pulls_sent;
         p.prio = 0;
-        p.lb = LoadBalancing::Spray;
+        if self.cfg.pull_follows_feedback {
+            p.lb = LoadBalancing::Ecmp;
+            p.path = pull_path_key(c.id, c.rx.pulls_sent);
+        } else {
+            p.lb = LoadBalancing::Spray;
+        }
         ctx.send(p);
         self.counters.pulls += 1;
     }
@@ -242,6 +254,12 @@ pub(super) fn take_data(ctx: &mut Ctx, c: &mut Conn, pkt: &Packet) {
             c.rx.pending_pulls = 0; // the last packet purges this sender's pulls
         }
     }
+}
+
+/// The ECMP key shared by pull number `pull_no` of a flow and the ACK or NACK that owes it: a
+/// fresh hash per pull spreads feedback over the paths as spraying does.
+fn pull_path_key(flow: FlowId, pull_no: u64) -> u32 {
+    mix64(((flow as u64) << 32) ^ pull_no) as u32
 }
 
 /// The ACK (for data) or NACK (for a trimmed header), echoing the packet's number, path and

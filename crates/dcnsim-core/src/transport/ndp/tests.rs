@@ -2,7 +2,7 @@
 //! connection and pull-queue invariants are checked after every handler (debug builds).
 
 use super::{Ndp, NdpConfig};
-use crate::net::packet::{Packet, PacketKind};
+use crate::net::packet::{LoadBalancing, Packet, PacketKind};
 use crate::scenario::reader::Section;
 use crate::transport::testbed::{FlowSpec, Testbed};
 use crate::transport::{Protocol, TransportEnv};
@@ -208,4 +208,40 @@ fn phost_tokens_name_only_missing_packets_and_rounds_recover_losses() {
     assert_eq!(counter("timeouts"), 0);
     let duplicates = counter("data_packets_sent") - 200 - tb.lost;
     assert!(duplicates * 5 < 200, "{duplicates} packets sent twice needlessly");
+}
+
+#[test]
+fn a_queued_pull_takes_the_path_of_the_feedback_that_owes_it_and_arrives_after_it() {
+    // A one-packet flow whose packet is trimmed gets one NACK and one pull; a pull sprayed on its
+    // own can overtake the NACK, find nothing to resend, and leave the packet queued until the RTO
+    // (the 20 ms tail of NDP's Fig. 23 before this). htsim's pacer sends a copy of the ACK or NACK,
+    // on its path: so here every pull shares its ECMP key with a feedback packet of its flow that
+    // reached the sender before it.
+    let mut flows: Vec<FlowSpec> = (4..16).map(|s| (s, s % 2, 3_000_000, 0)).collect();
+    flows.extend((0..200u64).map(|i| (2 + (i % 14) as u32, (i % 2) as u32, 1_000, 100_000_000 + i * 2_000_000)));
+    let mut tb = Testbed::new(&net("ndp"), &flows, make("ndp", serde_json::json!({})));
+    tb.recording = true;
+    tb.run(u64::MAX);
+    tb.assert_all_complete();
+    let mut feedback_seen = std::collections::HashSet::new();
+    let mut pulls = 0;
+    for (_, p) in &tb.delivered {
+        match p.kind {
+            PacketKind::Ack | PacketKind::Nack => {
+                assert_eq!(p.lb, LoadBalancing::Ecmp, "feedback carries its pull's ECMP key");
+                feedback_seen.insert((p.flow, p.path));
+            }
+            PacketKind::Pull => {
+                pulls += 1;
+                assert!(
+                    feedback_seen.contains(&(p.flow, p.path)),
+                    "pull {} of flow {} before its feedback",
+                    p.ack,
+                    p.flow
+                );
+            }
+            _ => {}
+        }
+    }
+    assert!(pulls > 100, "pulls were queued at the pacer ({pulls})");
 }
