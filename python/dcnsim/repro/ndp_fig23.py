@@ -19,7 +19,7 @@ end, and a p99 over them measures the run's length, not the protocol); a flow st
 counts as finishing at the end (a lower bound), and the report gives how many.
 
 Full variant: 201 ms, the authors' driver's run length (`setEndtime(timeFromSec(0.201))`);
-quick: 30 ms (same topology)."""
+quick: 60 ms (same topology)."""
 
 from ..sweep.spec import SweepSpec
 from .base import Check, Repro
@@ -39,7 +39,7 @@ def _loops(conns: int) -> list:
 
 
 def build(quick: bool) -> SweepSpec:
-    dur = 30000.0 if quick else 201000.0
+    dur = 60000.0 if quick else 201000.0
     topo = {"kind": "fat_tree", "k": K, "oversubscription": OVERSUB, "host_rate_gbps": 10.0, "host_delay_us": 1.0,
             "core_delay_us": 1.0}
     base = {"seed": 1, "duration_us": dur, "measure": {"warmup_us": WARMUP_US}, "topology": topo,

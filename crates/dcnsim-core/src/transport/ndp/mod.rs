@@ -16,7 +16,9 @@
 //!   sender's pulls ([`receiver`])
 //! - combined PULLACK/PULL-NACK: when the receiver's pull queue is empty and a pull spacing has
 //!   passed since its last pull, the ACK or NACK itself carries the pull (section 3.2 footnote;
-//!   htsim's pacer does this), otherwise a separate PULL is queued
+//!   htsim's pacer does this), otherwise a separate PULL is queued; it later takes the path of the
+//!   ACK or NACK that owed it (an ECMP key from its pull number), as htsim's pull is a copy of that
+//!   packet, so it cannot overtake it and be spent before the NACK it answers arrives
 //! - path selection with `routing.load_balancing = "source"`: the sender permutes the equal-cost
 //!   paths, sends one packet per path, re-permutes; a per-path scoreboard of ACKs and NACKs (a
 //!   return or an RTO loss counts as three NACKs) marks outlier paths, which are left out of the
