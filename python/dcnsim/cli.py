@@ -1,5 +1,5 @@
 """The `dcnsim` command: run a spec, describe the parameters, run the demo, sweeps, results,
-plots and reproductions."""
+plots, summary packs of a store and reproductions."""
 
 from __future__ import annotations
 
@@ -174,6 +174,18 @@ def _results(args) -> int:
     return 0
 
 
+def _pack(args) -> int:
+    from .sweep.pack import pack, unpack
+
+    if args.cmd == "pack":
+        n = pack(args.dir, args.file)
+        print(f"wrote {args.file}: {n} finished runs of {args.dir} (summaries, specs; no flow tables)")
+    else:
+        added, present = unpack(args.file, args.dir)
+        print(f"{args.dir}: added {added} summary-only runs from {args.file} ({present} were already there)")
+    return 0
+
+
 PLOTS = ("slowdown", "queue-goodput", "queue-tiers", "fct-cdf", "throughput", "timeseries")
 
 
@@ -320,6 +332,14 @@ def parser() -> argparse.ArgumentParser:
                     "default: protocol and every axis that varies")
     pl.add_argument("--key", help="timeseries: which run (default: the first)")
     pl.add_argument("--series", default="host_rx_gbps", choices=["host_rx_gbps", "switch_queue_bytes"])
+    pk = sub.add_parser("pack", help="write a sweep store's finished runs, without their flow tables, to one small "
+                        "file (gzip'd JSON Lines) that `dcnsim unpack` adds to another store")
+    pk.add_argument("dir", help="the sweep store")
+    pk.add_argument("file", help="the pack to write (e.g. table5.jsonl.gz)")
+    up = sub.add_parser("unpack", help="add a pack's runs to a sweep store as finished (summary-only) runs, so "
+                        "a sweep run there again skips them")
+    up.add_argument("file", help="the pack (written by `dcnsim pack`)")
+    up.add_argument("dir", help="the sweep store (created if missing)")
     rp = sub.add_parser("repro", help="reproduce a paper figure or table: `dcnsim repro list`")
     rp.add_argument("name")
     rp.add_argument("--out")
@@ -357,6 +377,8 @@ def _dispatch(args) -> int:
         return _plot(args)
     if args.cmd == "repro":
         return _repro(args)
+    if args.cmd in ("pack", "unpack"):
+        return _pack(args)
     return _run(args.spec, args.out, args.quiet, args.set, args.csv, args.plot)
 
 

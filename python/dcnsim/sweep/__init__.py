@@ -216,8 +216,13 @@ def load_flows(out, key: str) -> pd.DataFrame:
     import pandas as pd
 
     from ..result import with_microseconds
+    from .pack import summary_only
 
-    return with_microseconds(pd.read_parquet(Store.open(out).run_dir(key) / "flows.parquet"))
+    run_dir = Store.open(out).run_dir(key)
+    if summary_only(run_dir):
+        raise UsageError(f"run {key} in {out} was unpacked from a summary pack, which keeps no flow table; "
+                         f"to get its flows, delete {run_dir} and run the sweep again")
+    return with_microseconds(pd.read_parquet(run_dir / "flows.parquet"))
 
 
 def load_summary(out, key: str) -> dict:

@@ -1,0 +1,83 @@
+"""Summary packs: a store's finished runs carried to another store without their flow tables."""
+
+import gzip
+import json
+
+import pandas as pd
+import pytest
+
+from dcnsim.cli import main
+from dcnsim.errors import UsageError
+from dcnsim.sweep import SweepSpec, load_flows, results, run_sweep
+from dcnsim.sweep.pack import FORMAT, pack, unpack
+from dcnsim.sweep.store import Store
+from test_sweep import STABLE, tiny
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """A two-run sweep and its store."""
+    out = tmp_path_factory.mktemp("store") / "out"
+    spec = SweepSpec(base=tiny(), axes={"seed": [1, 2]}, name="two-seeds")
+    return spec, out, run_sweep(spec, out, workers=1, quiet=True)
+
+
+def test_an_unpacked_store_gives_the_same_results_and_a_rerun_simulates_nothing(swept, tmp_path):
+    spec, out, df = swept
+    assert pack(out, tmp_path / "p.jsonl.gz") == 2
+    assert unpack(tmp_path / "p.jsonl.gz", tmp_path / "copy") == (2, 0)
+    listed = results(tmp_path / "copy")  # the sweep came with the pack: listed before any rerun
+    pd.testing.assert_frame_equal(listed[STABLE], df[STABLE])
+    again = run_sweep(spec, tmp_path / "copy", workers=1, quiet=True)
+    assert Store(tmp_path / "copy").executed() == [], "packed runs count as finished"
+    pd.testing.assert_frame_equal(again[STABLE], df[STABLE])
+    assert unpack(tmp_path / "p.jsonl.gz", tmp_path / "copy") == (0, 2), "a second unpack adds nothing"
+
+
+def test_packing_is_deterministic_and_keeps_no_flow_table(swept, tmp_path):
+    _, out, df = swept
+    pack(out, tmp_path / "a.gz")
+    pack(out, tmp_path / "b.gz")
+    assert (tmp_path / "a.gz").read_bytes() == (tmp_path / "b.gz").read_bytes()
+    unpack(tmp_path / "a.gz", tmp_path / "copy")
+    assert not (Store(tmp_path / "copy").run_dir(df["key"][0]) / "flows.parquet").exists()
+    assert len(load_flows(out, df["key"][0])) > 0
+    with pytest.raises(UsageError, match="unpacked from a summary pack.*delete"):
+        load_flows(tmp_path / "copy", df["key"][0])
+
+
+def _write_pack(path, lines):
+    with gzip.open(path, "wt") as fh:
+        fh.writelines(json.dumps(x) + "\n" for x in lines)
+
+
+def test_bad_packs_are_refused_with_the_reason(swept, tmp_path):
+    header = {"format": FORMAT, "runs": 1, "sweeps": []}
+    record = {"key": "0123456789abcdef0123", "spec": {}, "summary": {}, "done": {}}
+    (tmp_path / "plain.txt").write_text("not gzip")
+    cases = {
+        "plain.txt": "not a gzip'd summary pack",
+        "no_header.gz": [record],
+        "traversal.gz": [header, {**record, "key": "../../etc"}],
+        "truncated.gz": [{**header, "runs": 2}, record],
+    }
+    messages = {"no_header.gz": "not a summary pack", "traversal.gz": "line 2 is not a run record",
+                "truncated.gz": "announces 2 runs but the pack holds 1"}
+    for name, content in cases.items():
+        if not isinstance(content, str):
+            _write_pack(tmp_path / name, content)
+        with pytest.raises(UsageError, match=messages.get(name, content if isinstance(content, str) else "")):
+            unpack(tmp_path / name, tmp_path / f"store-{name}")
+    assert not (tmp_path / "etc").exists()
+    with pytest.raises(UsageError, match="no such pack file"):
+        unpack(tmp_path / "missing.gz", tmp_path / "s")
+
+
+def test_the_cli_packs_and_unpacks(swept, tmp_path, capsys):
+    _, out, _ = swept
+    assert main(["pack", str(out), str(tmp_path / "p.gz")]) == 0
+    assert "2 finished runs" in capsys.readouterr().out
+    assert main(["unpack", str(tmp_path / "p.gz"), str(tmp_path / "copy")]) == 0
+    assert "added 2 summary-only runs" in capsys.readouterr().out
+    assert main(["unpack", str(tmp_path / "missing.gz"), str(tmp_path / "copy")]) == 2
+    assert "no such pack file" in capsys.readouterr().err
