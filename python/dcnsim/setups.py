@@ -308,9 +308,12 @@ _SETUPS = [
           "authors' XPassDropTail and ns-2's RED (`queue_in_bytes_ true`) count it, so SYNs and ACKs take little "
           "room; a 1,000-packet NIC locks out most of a host's 2,496 connections",
           _dctcp_xpass_paper(nic={"limit_bytes": 1000 * 1538})),
-    Setup("xpass-sird-paper", "ExpressPass as the SIRD paper runs it (Table 2): alpha = w_init = 1/16, target "
-          "loss 1/8, symmetric ECMP, the authors' credit queues, 1538 B frames", {
-              "transport": {"protocol": "expresspass", "alpha": 0.0625, "w_init": 0.0625, "target_loss": 0.125},
+    Setup("xpass-sird-paper", "ExpressPass as the SIRD paper runs it (Table 2, and the SIRD authors' ns-2 port of "
+          "the ExpressPass code): alpha = w_init = 1/16, target loss 1/8, the code's adaptive initial rate (AIR: a "
+          "message of n < 40 packets starts at alpha x n / 40), early credit stop, symmetric ECMP, the authors' "
+          "credit queues, 1538 B frames", {
+              "transport": {"protocol": "expresspass", "alpha": 0.0625, "w_init": 0.0625, "target_loss": 0.125,
+                            "adaptive_start_packets": 40},
               "routing": {"load_balancing": "ecmp"},
               "net": dict(SIRD_PAPER_NET),
           }),

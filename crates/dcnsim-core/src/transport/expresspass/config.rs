@@ -42,9 +42,22 @@ pub struct XpassConfig {
     pub lb: LoadBalancing,
     /// Largest data frame (the run's MTU on the wire), for the credit rate.
     pub max_frame_bytes: u32,
+    /// Adaptive initial rate (the code's AIR, 2018, after the paper): a flow asking for credit
+    /// with n < this many packets left starts at alpha x n / this; 0 = off (every flow at alpha).
+    pub adaptive_start_packets: u32,
 }
 
 impl XpassConfig {
+    /// The initial credit rate, as a fraction of the maximum, of a flow with `left` packets to send.
+    pub fn initial_fraction(&self, left: u64) -> f64 {
+        let n = self.adaptive_start_packets as u64;
+        if left < n {
+            self.alpha * left as f64 / n as f64
+        } else {
+            self.alpha
+        }
+    }
+
     pub fn avg_credit_bytes(&self) -> f64 {
         (self.min_credit_bytes + self.max_credit_bytes) as f64 / 2.0
     }
@@ -86,6 +99,13 @@ impl XpassConfig {
             target_default,
             "[expresspass] code: target loss = (1 - rate/max) x this (0.125); paper: the fixed target loss (0.1)",
         )?;
+        let adaptive_start_packets = s.u64_or(
+            "adaptive_start_packets",
+            0,
+            "packets",
+            "[expresspass] adaptive initial rate (AIR, added to the authors' code in 2018, used by the SIRD paper's runs): a flow with n < this many packets to send starts at alpha x n / this; 0 = off, as the paper's evaluation (the code: 40)",
+        )?;
+        s.ensure(adaptive_start_packets <= 1 << 20, "adaptive_start_packets", format!("must be at most 1048576, got {adaptive_start_packets}"))?;
         let (min_c, max_c, jitter, ecs, cq, cb) = read_credits(s)?;
         let timeout = read_timeout_us(s, "timeout_us", 100.0,
             "[expresspass] credit-request retry, and the receiver's wait before it NACKs missing data (the evaluation script: 100 us)")?;
@@ -116,6 +136,7 @@ impl XpassConfig {
             data_priority,
             lb,
             max_frame_bytes: env.framing.mtu_bytes,
+            adaptive_start_packets: adaptive_start_packets as u32,
         })
     }
 }

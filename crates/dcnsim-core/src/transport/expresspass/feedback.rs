@@ -18,9 +18,10 @@ pub struct RateControl {
 }
 
 impl RateControl {
-    pub fn new(cfg: &XpassConfig, max_rate: f64, now: Time) -> RateControl {
+    /// `left`: the packets the request said are still to send.
+    pub fn new(cfg: &XpassConfig, max_rate: f64, left: u64, now: Time) -> RateControl {
         RateControl {
-            rate: cfg.alpha * max_rate,
+            rate: cfg.initial_fraction(left) * max_rate,
             w: cfg.w_init,
             increasing: false,
             total: 0,
@@ -114,6 +115,23 @@ mod tests {
             data_priority: 0,
             lb: LoadBalancing::Symmetric,
             max_frame_bytes: 1538,
+            adaptive_start_packets: 0,
+        }
+    }
+
+    /// AIR: a flow with n < 40 packets left starts at alpha x n / 40 (the code's
+    /// `lalpha = alpha_ * sendbuffer_ / 40.0`), a larger one at alpha; off, every flow at alpha.
+    #[test]
+    fn an_adaptive_start_scales_small_flows_by_their_packets_left() {
+        let mut c = cfg(Feedback::Code);
+        let max = 1e9;
+        for left in [1, 10, 39, 40, 1000] {
+            assert_eq!(RateControl::new(&c, max, left, 0).rate, 0.5 * max, "off: {left}");
+        }
+        c.adaptive_start_packets = 40;
+        for (left, want) in [(1, 0.5 / 40.0), (10, 0.5 * 10.0 / 40.0), (39, 0.5 * 39.0 / 40.0), (40, 0.5), (1000, 0.5)] {
+            let rate = RateControl::new(&c, max, left, 0).rate;
+            assert!((rate - want * max).abs() < 1e-6, "{left}: {rate} vs {}", want * max);
         }
     }
 
@@ -125,7 +143,7 @@ mod tests {
         for fb in [Feedback::Code, Feedback::Paper] {
             let c = cfg(fb);
             let max = 1e9;
-            let mut rc = RateControl::new(&c, max, 0);
+            let mut rc = RateControl::new(&c, max, u64::MAX, 0);
             for k in 1..40 {
                 rc.on_echo(0);
                 rc.update(&c, max, RTT, k * RTT);
@@ -146,7 +164,7 @@ mod tests {
     fn code_decrease_is_the_measured_rate() {
         let c = cfg(Feedback::Code);
         let max = 1e9;
-        let mut rc = RateControl::new(&c, max, 0);
+        let mut rc = RateControl::new(&c, max, u64::MAX, 0);
         rc.rate = max;
         rc.total = 100;
         rc.dropped = 50;

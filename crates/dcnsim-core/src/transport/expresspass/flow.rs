@@ -122,7 +122,7 @@ impl Xpass {
         let at_receiver = host == c.dst && pkt.src == c.src;
         let at_sender = host == c.src && pkt.src == c.dst;
         match pkt.kind {
-            PacketKind::CreditRequest if at_receiver => self.on_request(ctx, slot),
+            PacketKind::CreditRequest if at_receiver => self.on_request(ctx, slot, pkt.ack),
             PacketKind::Credit if at_sender => self.on_credit(ctx, slot, pkt),
             PacketKind::Data if at_receiver => self.on_data(ctx, slot, pkt),
             PacketKind::Ack if at_receiver => self.on_stop(ctx, slot),
@@ -168,26 +168,29 @@ impl Xpass {
     fn request(&mut self, ctx: &mut Ctx, slot: u32) {
         let now = ctx.now();
         let c = &mut self.conns[slot];
-        let packets = c.layout.packets();
+        // The code's `sendbuffer_` (`pkt_remaining()`): packets from the send point on, which a
+        // go-back-N rewind moves back; an adaptive start scales by it.
+        let left = c.layout.packets().saturating_sub(c.next_seq);
         (c.got_credit, c.stop_sent_at, c.requested_at) = (false, None, now);
         c.request_due = Some(now + self.cfg.timeout);
         ctx.set_timer(now + self.cfg.timeout, TIMER_REQUEST, c.id);
-        self.control(ctx, slot, PacketKind::CreditRequest, false, 0, packets);
+        self.control(ctx, slot, PacketKind::CreditRequest, false, 0, left);
         self.counters.requests += 1;
     }
 
     // Receiver.
 
-    /// A request starts credits at alpha x max and w_init; one for a flow whose credits were
-    /// stopped with data missing restarts them the same way (the code's `init()`); a retried
-    /// request while credits flow is ignored.
-    fn on_request(&mut self, ctx: &mut Ctx, slot: u32) {
+    /// A request starts credits at alpha x max and w_init (with an adaptive start, alpha x left /
+    /// N for a flow with left < N packets to send); one for a flow whose credits were stopped with
+    /// data missing restarts them the same way (the code's `init()`); a retried request while
+    /// credits flow is ignored.
+    fn on_request(&mut self, ctx: &mut Ctx, slot: u32, left: u64) {
         let now = ctx.now();
         let c = &mut self.conns[slot];
         if c.crediting || c.done {
             return;
         }
-        c.rc = Some(RateControl::new(&self.cfg, self.max_rate[c.dst as usize], now));
+        c.rc = Some(RateControl::new(&self.cfg, self.max_rate[c.dst as usize], left, now));
         (c.crediting, c.stop_received) = (true, false);
         c.last_progress = now;
         if c.credit_due.is_none() {

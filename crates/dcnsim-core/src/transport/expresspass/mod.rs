@@ -27,14 +27,16 @@
 //!   the code, a sender whose early credit stop left data unsent asks for credit again 2
 //!   first-credit RTTs later, and the receiver restarts its credits at alpha x max; a receiver
 //!   with a NACK unanswered, or stopped with data missing, for `timeout_us` NACKs again and
-//!   resumes credits (a fallback for a lost last packet, which the code leaves stuck).
+//!   resumes credits (a fallback for a lost last packet, which the code leaves stuck);
+//! - the code's adaptive initial rate (AIR, added in 2018, after the paper's evaluation; the SIRD
+//!   paper's runs use it): `adaptive_start_packets` = 40 starts a flow with n < 40 packets left at
+//!   alpha x n / 40 of the maximum; off by default, as the paper's evaluation.
 //!
-//! Not modelled: the code's adaptive initial rate for flows under 40 packets (the evaluation
-//! version of the code we read starts every flow at alpha x max); the 2 ms CLOSE_WAIT linger
-//! (state is freed once the receiver has all data and the stop); host processing delay. The
+//! Not modelled: the 2 ms CLOSE_WAIT linger (state is freed once the receiver has all data and the
+//! stop); host processing delay. The
 //! receiver knows the flow's size only to count delivery; it stops crediting only on CREDIT_STOP.
 //!
-//! Packet fields: CREDIT_REQUEST `ack` = packets of the flow; CREDIT `seq` = credit number, `ts` =
+//! Packet fields: CREDIT_REQUEST `ack` = packets left to send (the code's `sendbuffer_`); CREDIT `seq` = credit number, `ts` =
 //! send time, `ack` = the receiver's RTT estimate (ps; the sender's ECS period); DATA `seq` =
 //! packet index, `ack` = echoed credit number, `ts` = echoed credit time; CREDIT_STOP travels as
 //! kind `Ack`; NACK `seq` = first missing packet. Every packet of a flow carries one path key.
