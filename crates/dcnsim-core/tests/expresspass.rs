@@ -256,3 +256,22 @@ fn a_sender_whose_early_credit_stop_left_data_asks_again() {
     let last = fct.iter().cloned().fold(0.0, f64::max);
     assert!(last <= 3.0 * ideal, "last flow done after {} ms, 3x ideal {} ms ({t})", last / 1e9, ideal / 1e9);
 }
+
+/// AIR (the code's adaptive initial rate, `adaptive_start_packets`): a lone flow of n < 40 packets
+/// is credited from alpha x n / 40 of the maximum, so a 4-packet flow waits ~10x longer between
+/// credits than without it; a flow of 40 packets or more starts at alpha either way, to the
+/// picosecond.
+#[test]
+fn an_adaptive_start_slows_only_flows_under_its_threshold() {
+    let topo = "kind = \"single_switch\"\nhosts = 2\nhost_rate_gbps = 10.0\nhost_delay_us = 2.0";
+    let fct = |bytes: u64, air: u32| {
+        let f = flow_file(&format!("xpass_air_{bytes}_{air}"), &[(1, 0, bytes, 0.0)]);
+        let wl = format!("[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", f.display());
+        let extra = format!("credit_jitter = 0.0\nadaptive_start_packets = {air}");
+        let out = run_checked(&xpass_spec(topo, &wl, 20_000.0, &extra));
+        opt_u64s(&out.flows, "fct_ps")[0].expect("a lone flow finishes")
+    };
+    let (small_off, small_air) = (fct(5_000, 0), fct(5_000, 40));
+    assert!(small_air > 3 * small_off, "4 packets: {small_air} ps with AIR vs {small_off} without");
+    assert_eq!(fct(100_000, 40), fct(100_000, 0), "a flow of >= 40 packets starts at alpha either way");
+}

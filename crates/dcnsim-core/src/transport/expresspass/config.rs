@@ -105,7 +105,11 @@ impl XpassConfig {
             "packets",
             "[expresspass] adaptive initial rate (AIR, added to the authors' code in 2018, used by the SIRD paper's runs): a flow with n < this many packets to send starts at alpha x n / this; 0 = off, as the paper's evaluation (the code: 40)",
         )?;
-        s.ensure(adaptive_start_packets <= 1 << 20, "adaptive_start_packets", format!("must be at most 1048576, got {adaptive_start_packets}"))?;
+        s.ensure(
+            adaptive_start_packets <= 1 << 20,
+            "adaptive_start_packets",
+            format!("must be at most 1048576, got {adaptive_start_packets}"),
+        )?;
         let (min_c, max_c, jitter, ecs, cq, cb) = read_credits(s)?;
         let timeout = read_timeout_us(s, "timeout_us", 100.0,
             "[expresspass] credit-request retry, and the receiver's wait before it NACKs missing data (the evaluation script: 100 us)")?;

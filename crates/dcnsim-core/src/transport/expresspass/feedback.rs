@@ -129,7 +129,8 @@ mod tests {
             assert_eq!(RateControl::new(&c, max, left, 0).rate, 0.5 * max, "off: {left}");
         }
         c.adaptive_start_packets = 40;
-        for (left, want) in [(1, 0.5 / 40.0), (10, 0.5 * 10.0 / 40.0), (39, 0.5 * 39.0 / 40.0), (40, 0.5), (1000, 0.5)] {
+        for (left, want) in [(1, 0.5 / 40.0), (10, 0.5 * 10.0 / 40.0), (39, 0.5 * 39.0 / 40.0), (40, 0.5), (1000, 0.5)]
+        {
             let rate = RateControl::new(&c, max, left, 0).rate;
             assert!((rate - want * max).abs() < 1e-6, "{left}: {rate} vs {}", want * max);
         }
