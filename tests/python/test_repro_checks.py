@@ -104,3 +104,11 @@ def test_stored_reports_and_checks_only_what_the_store_holds(tmp_path, monkeypat
     assert main(["repro", "tiny", "--stored", "--check", "--out", out]) == 0
     text = capsys.readouterr().out
     assert "1 of 1 runs stored" in text and "1 of 1 checks within the paper's tolerance" in text
+    # The same report from a summary pack of the store, unpacked elsewhere: a sweep carried to
+    # another machine or session reports and checks as the original does.
+    pack = str(tmp_path / "tiny.jsonl.gz")
+    assert main(["pack", out, pack]) == 0
+    assert main(["unpack", pack, str(tmp_path / "copy")]) == 0
+    capsys.readouterr()
+    assert main(["repro", "tiny", "--stored", "--check", "--out", str(tmp_path / "copy")]) == 0
+    assert capsys.readouterr().out == text.replace(out, str(tmp_path / "copy"))
