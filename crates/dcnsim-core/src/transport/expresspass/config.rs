@@ -49,8 +49,10 @@ pub struct XpassConfig {
 
 impl XpassConfig {
     /// The initial credit rate, as a fraction of the maximum, of a flow with `left` packets to send.
+    /// A request always has a packet to send; `left` is floored at 1 so a rate is never zero.
     pub fn initial_fraction(&self, left: u64) -> f64 {
-        let n = self.adaptive_start_packets as u64;
+        debug_assert!(left > 0, "a credit request with nothing to send");
+        let (n, left) = (self.adaptive_start_packets as u64, left.max(1));
         if left < n {
             self.alpha * left as f64 / n as f64
         } else {
