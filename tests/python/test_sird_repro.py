@@ -123,3 +123,16 @@ def test_annotate_reads_the_cell_from_a_zipped_axis_with_the_setup():
     row[col] = ["sird-paper"] + row.pop(",".join(sc.CELL_KEYS))
     d = sc.annotate(pd.DataFrame([row]))
     assert (d["workload_name"].iloc[0], d["config"].iloc[0], d["load"].iloc[0]) == ("WKa", "incast", 0.5)
+
+
+def test_max_goodput_is_checked_only_once_the_cell_ran_at_95_percent():
+    entry = repro.get("sird-table5")
+    what = "SIRD max goodput (Gb/s), WKc balanced"
+
+    def outcome(rows):
+        return {o.check.what: o for o in entry.check(pd.DataFrame(rows), "unused", quick=False)}[what]
+
+    half = [_row("sird", "WKc/balanced/0.50", 49.0, 50.0, 400_000, 3.0)]
+    assert outcome(half).not_run, "a 50% run alone says nothing about max goodput"
+    full = half + [_row("sird", "WKc/balanced/0.95", 80.5, 95.0, 700_000, 6.0)]
+    assert outcome(full).ours == 80.5 and outcome(full).ok
