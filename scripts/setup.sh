@@ -45,4 +45,4 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/setup.sh -n
 else
     maturin develop --release --skip-install || fail "maturin develop --release --skip-install (the Rust build)"
 fi
-python -c "import dcnsim._core" || { echo "setup failed: dcnsim does not import" >&2; exit 1; }
+python -c "import dcnsim._core" || fail "dcnsim does not import"

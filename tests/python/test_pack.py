@@ -81,3 +81,14 @@ def test_the_cli_packs_and_unpacks(swept, tmp_path, capsys):
     assert "added 2 summary-only runs" in capsys.readouterr().out
     assert main(["unpack", str(tmp_path / "missing.gz"), str(tmp_path / "copy")]) == 2
     assert "no such pack file" in capsys.readouterr().err
+
+
+def test_an_unpacked_run_replaces_an_earlier_failure_of_the_same_run(swept, tmp_path):
+    _, out, df = swept
+    key = df["key"][0]
+    store = Store(tmp_path / "copy")
+    (store.runs / f"{key}.failed").write_text('{"error": "SimulationError", "message": "x", "time": 0}')
+    assert store.failure(key)
+    pack(out, tmp_path / "p.gz")
+    unpack(tmp_path / "p.gz", tmp_path / "copy")
+    assert store.is_done(key) and store.failure(key) is None

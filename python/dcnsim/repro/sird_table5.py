@@ -128,7 +128,10 @@ def _cell(metric, protocol, wk, cfg):
     def measure(df, out):
         d = sc.annotate(df)
         d = d[(d["protocol"] == protocol) & (d["workload_name"] == wk) & (d["config"] == cfg)]
-        ran = lambda load: ((d["load"] - load).abs() < 1e-9).any()  # noqa: E731
+
+        def ran(load):
+            return ((d["load"] - load).abs() < 1e-9).any()
+
         if d.empty or (metric == "p99" and not ran(0.5)):
             raise NotRun(f"{protocol} {wk} {cfg}" + (" at 50% load" if metric == "p99" else ""))
         if metric == "goodput" and not all(ran(x) for x in GOODPUT_LOADS):

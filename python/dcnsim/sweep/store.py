@@ -168,6 +168,14 @@ class Store:
     def run_dir(self, key: str) -> Path:
         return self.root if key == SINGLE_RUN_KEY else self.runs / key
 
+    def install(self, tmp: Path, key: str) -> None:
+        """Moves a run written whole into `tmp` (with its DONE) into place, atomically: a stale
+        partial directory is removed first (it can never be DONE) and so is an earlier failure."""
+        final = self.run_dir(key)
+        shutil.rmtree(final, ignore_errors=True)
+        os.rename(tmp, final)
+        (self.runs / f"{key}.failed").unlink(missing_ok=True)
+
     def is_done(self, key: str) -> bool:
         if key == SINGLE_RUN_KEY:
             return (self.root / "summary.json").exists()
@@ -361,10 +369,7 @@ def execute(root: str, key: str, spec: dict) -> dict:
             result.save(tmp, plot=False, derived=False)  # load_flows restores the us columns
         (tmp / "spec.json").write_text(json.dumps(spec, indent=1, sort_keys=True))
         (tmp / "DONE").write_text(json.dumps({"finished": time.time(), "wall_time_s": result.summary["wall_time_s"]}))
-        final = store.run_dir(key)
-        shutil.rmtree(final, ignore_errors=True)  # a stale partial directory can never be DONE
-        os.rename(tmp, final)
-        (store.runs / f"{key}.failed").unlink(missing_ok=True)
+        store.install(tmp, key)
         store.log_executed(key)
         return {"key": key, "status": "done", "cached": False}
     except (KeyboardInterrupt, SystemExit):
