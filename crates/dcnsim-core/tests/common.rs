@@ -103,7 +103,7 @@ pub fn u64s(t: &Table, name: &str) -> Vec<u64> {
 
 pub fn opt_u64s(t: &Table, name: &str) -> Vec<Option<u64>> {
     match t.get(name) {
-        Some(Column::OptU64(v)) => v.clone(),
+        Some(Column::OptU64(v)) => v.iter().collect(),
         other => panic!("column {name}: {other:?}"),
     }
 }
@@ -130,6 +130,7 @@ pub fn bottleneck(out: &RunOutput) -> (f64, f64, u64) {
 pub fn strs(t: &Table, name: &str) -> Vec<String> {
     match t.get(name) {
         Some(Column::Str(v)) => v.clone(),
+        Some(Column::Cat { categories, codes }) => codes.iter().map(|&c| categories[c as usize].clone()).collect(),
         other => panic!("column {name}: {other:?}"),
     }
 }

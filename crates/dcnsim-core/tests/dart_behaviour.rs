@@ -38,7 +38,7 @@ fn iofd(out: &RunOutput, name: &str) -> u64 {
 fn short_flows_done(out: &RunOutput) -> usize {
     let size = u64s(&out.flows, "size_bytes");
     let Some(Column::OptU64(fct)) = out.flows.get("fct_ps") else { panic!("fct_ps column") };
-    (0..size.len()).filter(|&i| size[i] == 8_000 && fct[i].is_some()).count()
+    (0..size.len()).filter(|&i| size[i] == 8_000 && fct.get(i).is_some()).count()
 }
 
 #[test]

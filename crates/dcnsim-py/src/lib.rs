@@ -124,8 +124,8 @@ fn column<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyAny>> {
         Column::F64(v) => ("f64", le_bytes(py, v, f64::to_le_bytes)?).into_pyobject(py)?,
         Column::Bool(v) => ("bool", le_bytes(py, v, |b| [b as u8])?).into_pyobject(py)?,
         Column::OptU64(v) => {
-            let values = le_bytes(py, v, |x| x.unwrap_or(0).to_le_bytes())?;
-            let missing = le_bytes(py, v, |x| [x.is_none() as u8])?;
+            let values = le_bytes(py, &v.values, u64::to_le_bytes)?;
+            let missing = le_bytes(py, &v.present, |p| [!p as u8])?;
             ("opt_u64", values, missing).into_pyobject(py)?
         }
         Column::Str(v) => {

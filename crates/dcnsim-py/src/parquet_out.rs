@@ -19,7 +19,7 @@ use arrow_array::types::Int32Type;
 use arrow_array::UInt64Array;
 use arrow_array::{Array, ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use dcnsim_core::metrics::table::{Column, Table};
+use dcnsim_core::metrics::table::{Column, OptU64s, Table};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
@@ -36,7 +36,7 @@ pub const MICROSECOND_COLUMNS: [(&str, &str); 4] =
 /// A column ready to slice into Arrow arrays: strings become codes into their distinct values.
 enum Source<'a> {
     U64(&'a [u64]),
-    OptU64(&'a [Option<u64>]),
+    OptU64(&'a OptU64s),
     F64(&'a [f64]),
     Bool(&'a [bool]),
     Micros(&'a Column),
@@ -100,14 +100,14 @@ impl<'a> Source<'a> {
     fn slice(&self, lo: usize, hi: usize) -> ArrayRef {
         match self {
             Source::U64(v) => Arc::new(UInt64Array::from(v[lo..hi].to_vec())),
-            Source::OptU64(v) => Arc::new(UInt64Array::from(v[lo..hi].to_vec())),
+            Source::OptU64(v) => Arc::new(UInt64Array::from_iter((lo..hi).map(|i| v.get(i)))),
             Source::F64(v) => Arc::new(Float64Array::from(v[lo..hi].to_vec())),
             Source::Bool(v) => Arc::new(BooleanArray::from(v[lo..hi].to_vec())),
             Source::Micros(Column::U64(v)) => {
                 Arc::new(Float64Array::from_iter_values(v[lo..hi].iter().map(|&x| micros(x))))
             }
             Source::Micros(Column::OptU64(v)) => {
-                Arc::new(Float64Array::from_iter_values(v[lo..hi].iter().map(|x| x.map_or(f64::NAN, micros))))
+                Arc::new(Float64Array::from_iter_values((lo..hi).map(|i| v.get(i).map_or(f64::NAN, micros))))
             }
             Source::Micros(_) => unreachable!("only integer picosecond columns have microsecond copies"),
             Source::Cat(values, codes) => {

@@ -5,7 +5,7 @@ use super::flows::FlowRecord;
 use super::ideal::ideal_over;
 use super::ideal_deflected::DeflectedPaths;
 use super::ideal_paths::{Crossing, IdealPaths};
-use super::table::{Column, Table};
+use super::table::{Column, OptU64s, Table};
 use crate::engine::time::{Rate, Time};
 use crate::net::packet::LoadBalancing;
 use crate::scenario::output::{RunError, RunOutput};
@@ -119,9 +119,13 @@ fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
     let mut cols_id = Vec::with_capacity(n);
     let (mut src, mut dst, mut size, mut start) =
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut end, mut fct, mut ideal, mut slow) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut end, mut fct) = (OptU64s::with_capacity(n), OptU64s::with_capacity(n));
+    let (mut ideal, mut slow) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut wl, mut counted, mut win_bytes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    // The workload column as codes, categories in first-seen order (what Python and Parquet were
+    // given for a column of strings): a `String` per flow cost 50-60 bytes at tens of millions of flows.
+    let mut workload_code: Vec<Option<u32>> = vec![None; names.len()];
+    let mut categories: Vec<String> = Vec::new();
     let mut paths = IdealPaths::new(&sim.net);
     let mut deflected = DeflectedPaths::new(&sim.net);
     let mut slowdowns: Vec<(u64, f64)> = Vec::new();
@@ -159,7 +163,10 @@ fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
         fct.push(f);
         ideal.push(id_fct);
         slow.push(sd);
-        wl.push(names[r.component as usize].clone());
+        wl.push(*workload_code[r.component as usize].get_or_insert_with(|| {
+            categories.push(names[r.component as usize].clone());
+            categories.len() as u32 - 1
+        }));
         counted.push(is_counted);
         win_bytes.push(sim.flows.delivered_per_flow_in_window[i]);
     }
@@ -173,7 +180,7 @@ fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
     table.push("fct_ps", Column::OptU64(fct));
     table.push("ideal_fct_ps", Column::U64(ideal));
     table.push("slowdown", Column::F64(slow));
-    table.push("workload", Column::Str(wl));
+    table.push("workload", Column::Cat { categories, codes: wl });
     table.push("counted", Column::Bool(counted));
     table.push("window_bytes", Column::U64(win_bytes));
     Ok(FlowResults { table, slowdowns, fcts_us, unfinished_sizes })

@@ -4,7 +4,7 @@
 pub enum Column {
     U64(Vec<u64>),
     /// Integers that may be missing (e.g. the end time of a flow that did not finish).
-    OptU64(Vec<Option<u64>>),
+    OptU64(OptU64s),
     F64(Vec<f64>),
     Bool(Vec<bool>),
     Str(Vec<String>),
@@ -29,6 +29,50 @@ impl Column {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// A column of optional integers as values plus a presence flag: 9 bytes a row where
+/// `Vec<Option<u64>>` takes 16 (flow tables run to tens of millions of rows).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OptU64s {
+    /// The value of each row; 0 where it is missing.
+    pub values: Vec<u64>,
+    pub present: Vec<bool>,
+}
+
+impl OptU64s {
+    pub fn with_capacity(n: usize) -> OptU64s {
+        OptU64s { values: Vec::with_capacity(n), present: Vec::with_capacity(n) }
+    }
+
+    pub fn push(&mut self, x: Option<u64>) {
+        self.values.push(x.unwrap_or(0));
+        self.present.push(x.is_some());
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> Option<u64> {
+        self.present[i].then_some(self.values[i])
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<u64>> + '_ {
+        self.values.iter().zip(&self.present).map(|(&v, &p)| p.then_some(v))
+    }
+}
+
+impl FromIterator<Option<u64>> for OptU64s {
+    fn from_iter<I: IntoIterator<Item = Option<u64>>>(it: I) -> OptU64s {
+        let mut c = OptU64s::default();
+        it.into_iter().for_each(|x| c.push(x));
+        c
     }
 }
 
@@ -68,7 +112,7 @@ impl Table {
                 match c {
                     Column::U64(v) => s.push_str(&v[r].to_string()),
                     Column::OptU64(v) => {
-                        if let Some(x) = v[r] {
+                        if let Some(x) = v.get(r) {
                             s.push_str(&x.to_string())
                         }
                     }
@@ -81,5 +125,20 @@ impl Table {
             s.push('\n');
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_optional_column_keeps_missing_rows_apart_from_zero() {
+        let c: OptU64s = [Some(0), None, Some(7)].into_iter().collect();
+        assert_eq!(c.iter().collect::<Vec<_>>(), vec![Some(0), None, Some(7)]);
+        assert_eq!((c.len(), c.get(1), c.values[1]), (3, None, 0));
+        let mut t = Table::default();
+        t.push("end_ps", Column::OptU64(c));
+        assert_eq!(t.to_csv(), "end_ps\n0\n\n7\n");
     }
 }
