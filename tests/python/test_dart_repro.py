@@ -11,6 +11,18 @@ def test_dart_convergence_passes_its_checks(tmp_path, capsys):
     assert "3 of 3 checks within the paper's tolerance" in capsys.readouterr().out
 
 
+def test_dart_convergence_holds_expresspass_to_the_share_its_credits_allow(tmp_path, capsys):
+    """ExpressPass's two flows together carry its credit-limited ceiling, not the link: the repro's
+    fair share for it is half that ceiling (45.3 Gb/s), which their mean rates meet within 3 %."""
+    from dcnsim.repro import dart_convergence as dc
+
+    assert main(["repro", "dart-convergence", "--quick", "--out", str(tmp_path / "c")]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("expresspass"))
+    rates = [float(x) for x in row.split()[-3::2]]
+    assert abs(sum(rates) / 2 - dc.fair_gbps("expresspass")) < 0.03 * dc.fair_gbps("expresspass"), row
+    assert dc.fair_gbps("expresspass") < 0.95 * dc.fair_gbps("dart")
+
+
 def test_dart_scale_quick_reports_every_scheme(tmp_path, capsys):
     assert main(["repro", "dart-scale", "--quick", "--out", str(tmp_path / "s")]) == 0
     text = capsys.readouterr().out
