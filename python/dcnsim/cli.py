@@ -126,15 +126,17 @@ def _check_plot_out(out) -> None:
                          f"(use one of: {', '.join(sorted(formats))})")
 
 
-def _run(spec_path, out, quiet: bool, sets, csv: bool = False, plot: bool = False) -> int:
+def _run(spec_path, out, quiet: bool, sets, csv: bool = False, plot: bool = False, flows: bool = True) -> int:
     """Runs and saves. Without --csv and --plot this imports neither pandas nor matplotlib: the
     tables go from the simulator to Parquet in Rust (see dcnsim.result)."""
     from .spec import run
 
+    if not flows and (csv or plot):
+        raise UsageError("--no-flows keeps no flow table, which --csv and --plot need")
     _check_out_dir(out)
     if plot:
         _check_plot_out(Path(out) / "slowdown.png")  # matplotlib is there, before hours of simulation
-    result = run(build_spec(spec_path, sets), progress=not quiet)
+    result = run(build_spec(spec_path, sets), progress=not quiet, flows=flows)
     result.save(out, csv=csv, plot=plot)
     if not quiet:
         print(format_summary(result.summary))
@@ -142,7 +144,8 @@ def _run(spec_path, out, quiet: bool, sets, csv: bool = False, plot: bool = Fals
         written = ["queues.parquet", "switches.parquet"]
         written += [f"{name}.parquet" for name in optional if (Path(out) / f"{name}.parquet").exists()]
         written += (["flows.csv"] if csv else []) + ["summary.json"] + (["slowdown.png"] if plot else [])
-        print(f"\nwrote {Path(out) / 'flows.parquet'}, {', '.join(written)}")
+        written = (["flows.parquet"] if flows else []) + written
+        print(f"\nwrote {', '.join(written)} in {out}")
     return 0
 
 
@@ -305,6 +308,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--csv", action="store_true", help="also write the flow table as flows.csv")
     r.add_argument("--plot", action="store_true", help="also draw slowdown.png (slowdown by flow size; imports "
                    "matplotlib and pandas; `dcnsim plot slowdown DIR --out F.png` draws the size groups later)")
+    r.add_argument("--no-flows", action="store_true", help="keep no flow table (no flows.parquet): the summary is "
+                   "the same, and a run of millions of flows needs about a third less memory")
     r.add_argument("--quiet", action="store_true", help="no progress and no summary table")
     d = sub.add_parser("describe", help="list protocols, topologies, workloads, setups and every parameter")
     d.add_argument("--json", action="store_true", help="machine-readable output")
@@ -337,7 +342,7 @@ def parser() -> argparse.ArgumentParser:
     pk.add_argument("dir", help="the sweep store")
     pk.add_argument("file", help="the pack to write (e.g. table5.jsonl.gz)")
     up = sub.add_parser("unpack", help="add a pack's runs to a sweep store as finished (summary-only) runs, so "
-                        "a sweep run there again skips them")
+                        "a sweep with flow_tables = false run there again skips them")
     up.add_argument("file", help="the pack (written by `dcnsim pack`)")
     up.add_argument("dir", help="the sweep store (created if missing)")
     rp = sub.add_parser("repro", help="reproduce a paper figure or table: `dcnsim repro list`")
@@ -379,7 +384,7 @@ def _dispatch(args) -> int:
         return _repro(args)
     if args.cmd in ("pack", "unpack"):
         return _pack(args)
-    return _run(args.spec, args.out, args.quiet, args.set, args.csv, args.plot)
+    return _run(args.spec, args.out, args.quiet, args.set, args.csv, args.plot, flows=not args.no_flows)
 
 
 def _one_line(e: BaseException) -> str:

@@ -129,6 +129,9 @@ class Result:
     trace = _Table("trace")
     flow_state = _Table("flow_state")
 
+    #: False for a run made with `flows=False`: it has no flow table (reading `flows` raises).
+    has_flows = True
+
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict,
                  timeseries: pd.DataFrame = None, trace: pd.DataFrame = None, flow_state: pd.DataFrame = None):
         self._output = None  # the extension's RunOutput, when the tables are still there
@@ -143,12 +146,14 @@ class Result:
         self.spec = spec
 
     @classmethod
-    def from_core(cls, output) -> "Result":
-        """A Result over a `_core.RunOutput`: no table is converted until it is read."""
+    def from_core(cls, output, flows: bool = True) -> "Result":
+        """A Result over a `_core.RunOutput`: no table is converted until it is read. Without
+        `flows`, the run was made without its flow table (`dcnsim.run(..., flows=False)`)."""
         summary = json.loads(output.summary)
         _warn_if_truncated(summary)
         r = cls.__new__(cls)
         r._output, r._frames = output, {}
+        r.has_flows = flows
         r.summary = summary
         r.spec = json.loads(output.spec)
         return r
@@ -157,12 +162,18 @@ class Result:
         """Pickles (e.g. to return a Result from a worker process) with every table as a DataFrame:
         the extension's RunOutput cannot cross processes."""
         for name in ("flows", "queues", "switches", "timeseries", "trace", "flow_state"):
-            getattr(self, name)
+            if name != "flows" or self.has_flows:
+                getattr(self, name)
         return dict(self.__dict__, _output=None)
 
     def _build(self, table: str) -> pd.DataFrame:
         import pandas as pd
 
+        if table == "flows" and not self.has_flows:
+            from .errors import UsageError
+
+            raise UsageError("this run was made with flows=False and has no flow table (its summary is complete); "
+                             "run it again with flows=True for per-flow results")
         if self._output is None:
             return pd.DataFrame(columns=_EMPTY_COLUMNS[table])
         df = _frame(self._output.table(table))
@@ -207,13 +218,20 @@ class Result:
         """Writes flows/queues/switches.parquet (timeseries.parquet when sampled, trace.parquet and
         flow_state.parquet when traced), summary.json and slowdown.png into out_dir, creating it.
         Every Parquet file carries the provenance (spec, seed, version) as key-value metadata under
-        `dcnsim.*`. With `csv`, the flow table is also written as flows.csv. Without `derived`, the
+        `dcnsim.*`. With `csv`, the flow table is also written as flows.csv. A run made with
+        `flows=False` writes no flow table (and cannot plot or write the CSV). Without `derived`, the
         flow table leaves out the microsecond copies of the exact ps times (the sweep store does:
         `load_flows` adds them back), which is a third of its size. Without `plot` and `csv`, and
         with no table read as a DataFrame before, saving imports neither pandas nor matplotlib."""
+        if not self.has_flows and (plot or csv):
+            from .errors import UsageError
+
+            raise UsageError("save(plot=..., csv=...) needs the flow table, which a run made with flows=False does "
+                             "not have: save it with plot=False, csv=False")
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        self._write_parquet("flows", out / "flows.parquet", derived)
+        if self.has_flows:
+            self._write_parquet("flows", out / "flows.parquet", derived)
         if csv:
             self.flows.to_csv(out / "flows.csv", index=False)
         self._write_parquet("ports", out / "queues.parquet")

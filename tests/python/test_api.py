@@ -110,6 +110,26 @@ def test_save_writes_every_file_with_provenance(tmp_path, small_spec):
     assert json.loads((out / "summary.json").read_text())["flows"] == r.summary["flows"]
 
 
+def test_a_run_without_its_flow_table_has_the_same_summary_and_says_what_it_lacks(tmp_path, small_spec):
+    from dcnsim.errors import UsageError
+
+    full, lean = dcnsim.run(small_spec), dcnsim.run(small_spec, flows=False)
+    timing = {"wall_time_s", "setup_time_s", "events_per_sec", "cpu_time_s", "events_per_cpu_sec"}
+    assert {k: v for k, v in lean.summary.items() if k not in timing} == \
+        {k: v for k, v in full.summary.items() if k not in timing}
+    assert full.has_flows and not lean.has_flows and full.summary["flows"]["finished"] > 0
+    with pytest.raises(UsageError, match="flows=False"):
+        lean.flows
+    with pytest.raises(UsageError, match="plot=False"):
+        lean.save(tmp_path / "plot")
+    lean.save(tmp_path / "lean", plot=False)
+    assert sorted(p.name for p in (tmp_path / "lean").iterdir()) == ["queues.parquet", "summary.json",
+                                                                     "switches.parquet"]
+    pd.testing.assert_frame_equal(lean.queues, full.queues)
+    with pytest.raises(UsageError, match="flows must be True or False"):
+        dcnsim.run(small_spec, flows="no")
+
+
 def test_string_columns_are_categorical_and_survive_parquet(tmp_path, small_spec):
     r = dcnsim.run(small_spec)
     assert isinstance(r.flows["workload"].dtype, pd.CategoricalDtype)

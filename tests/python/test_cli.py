@@ -26,6 +26,18 @@ def test_run_writes_outputs_and_prints_a_summary(tmp_path, small_toml):
     assert (tmp_path / "out" / "slowdown.png").stat().st_size > 0 and "slowdown.png" in p.stdout
 
 
+def test_run_without_flows_writes_no_flow_table_and_refuses_what_needs_one(tmp_path, small_toml):
+    spec = tmp_path / "s.toml"
+    spec.write_text(small_toml)
+    p = dcnsim("run", str(spec), "--out", str(tmp_path / "out"), "--no-flows")
+    assert p.returncode == 0, p.stderr
+    assert sorted(f.name for f in (tmp_path / "out").iterdir()) == ["queues.parquet", "summary.json",
+                                                                    "switches.parquet"]
+    assert "flows.parquet" not in p.stdout and "goodput" in p.stdout
+    p = dcnsim("run", str(spec), "--out", str(tmp_path / "o2"), "--no-flows", "--csv")
+    assert p.returncode != 0 and "--no-flows" in p.stderr and not (tmp_path / "o2").exists()
+
+
 def test_set_overrides_a_key(tmp_path, small_toml):
     spec = tmp_path / "s.toml"
     spec.write_text(small_toml)

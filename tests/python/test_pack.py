@@ -22,14 +22,15 @@ def swept(tmp_path_factory):
     return spec, out, run_sweep(spec, out, workers=1, quiet=True)
 
 
-def test_an_unpacked_store_gives_the_same_results_and_a_rerun_simulates_nothing(swept, tmp_path):
+def test_an_unpacked_store_gives_the_same_results_and_a_summary_only_rerun_simulates_nothing(swept, tmp_path):
     spec, out, df = swept
     assert pack(out, tmp_path / "p.jsonl.gz") == 2
     assert unpack(tmp_path / "p.jsonl.gz", tmp_path / "copy") == (2, 0)
     listed = results(tmp_path / "copy")  # the sweep came with the pack: listed before any rerun
     pd.testing.assert_frame_equal(listed[STABLE], df[STABLE])
-    again = run_sweep(spec, tmp_path / "copy", workers=1, quiet=True)
-    assert Store(tmp_path / "copy").executed() == [], "packed runs count as finished"
+    lean = SweepSpec(base=spec.base, axes=spec.axes, name=spec.name, flow_tables=False)
+    again = run_sweep(lean, tmp_path / "copy", workers=1, quiet=True)
+    assert Store(tmp_path / "copy").executed() == [], "packed runs count as finished without flow tables"
     pd.testing.assert_frame_equal(again[STABLE], df[STABLE])
     assert unpack(tmp_path / "p.jsonl.gz", tmp_path / "copy") == (0, 2), "a second unpack adds nothing"
 
@@ -42,7 +43,7 @@ def test_packing_is_deterministic_and_keeps_no_flow_table(swept, tmp_path):
     unpack(tmp_path / "a.gz", tmp_path / "copy")
     assert not (Store(tmp_path / "copy").run_dir(df["key"][0]) / "flows.parquet").exists()
     assert len(load_flows(out, df["key"][0])) > 0
-    with pytest.raises(UsageError, match="unpacked from a summary pack.*delete"):
+    with pytest.raises(UsageError, match="unpacked from a summary pack.*flow_tables = true runs it again"):
         load_flows(tmp_path / "copy", df["key"][0])
 
 
@@ -92,3 +93,34 @@ def test_an_unpacked_run_replaces_an_earlier_failure_of_the_same_run(swept, tmp_
     pack(out, tmp_path / "p.gz")
     unpack(tmp_path / "p.gz", tmp_path / "copy")
     assert store.is_done(key) and store.failure(key) is None
+
+
+def test_a_sweep_without_flow_tables_stores_summaries_and_a_sweep_that_wants_them_reruns(tmp_path):
+    out = tmp_path / "out"
+    lean = SweepSpec(base=tiny(), axes={"seed": [1, 2]}, name="lean", flow_tables=False)
+    df = run_sweep(lean, out, workers=1, quiet=True)
+    key = df["key"].iloc[0]
+    run_dir = Store(out).run_dir(key)
+    assert not (run_dir / "flows.parquet").exists() and (run_dir / "queues.parquet").exists()
+    with pytest.raises(UsageError, match="flow_tables = true"):
+        load_flows(out, key)
+    run_sweep(lean, out, workers=1, quiet=True)
+    assert len(Store(out).executed()) == 2, "a summary-only run satisfies a sweep that keeps no flow tables"
+    full = SweepSpec(base=tiny(), axes={"seed": [1, 2]}, name="full")
+    again = run_sweep(full, out, workers=2, quiet=True)
+    assert len(Store(out).executed()) == 4, "a sweep that wants flow tables runs them again"
+    pd.testing.assert_frame_equal(again[STABLE], df[STABLE])
+    assert len(load_flows(out, key)) == df["flows_started"].iloc[0]
+
+
+def test_a_sweep_file_names_a_bad_flow_tables_value(tmp_path):
+    from dcnsim.errors import SpecError
+    from dcnsim.sweep.spec import load_sweep
+
+    f = tmp_path / "s.toml"
+    f.write_text('flow_tables = "no"\n[base]\nduration_us = 100.0\n')
+    with pytest.raises(SpecError) as e:
+        load_sweep(f)
+    assert e.value.field == "flow_tables"
+    f.write_text('flow_tables = false\n[base]\nduration_us = 100.0\n')
+    assert load_sweep(f).flow_tables is False

@@ -77,3 +77,20 @@ fn a_set_cancel_flag_stops_the_run() {
     let idle = RunOptions { cancel: Some(Arc::new(AtomicBool::new(false))), ..Default::default() };
     assert!(run(&s, &idle).is_ok());
 }
+
+#[test]
+fn a_summary_only_run_has_the_same_summary_and_no_flow_table() {
+    let s = inline("[[0, 1, 20000, 0], [1, 0, 300000, 5], [2, 0, 1000, 7]]");
+    let full = run(&s, &RunOptions::default()).unwrap();
+    let lean = run(&s, &RunOptions { summary_only: true, ..Default::default() }).unwrap();
+    assert_eq!((full.flows.rows(), lean.flows.rows(), lean.flows.columns.len()), (3, 0, 0));
+    let stable = |o: &dcnsim_core::scenario::RunOutput| {
+        let mut v = o.summary.clone();
+        for k in ["wall_time_s", "setup_time_s", "events_per_sec", "cpu_time_s", "events_per_cpu_sec"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    assert_eq!(stable(&full), stable(&lean));
+    assert_eq!(full.ports, lean.ports);
+}

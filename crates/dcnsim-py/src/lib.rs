@@ -222,17 +222,19 @@ impl RunOutput {
 
 /// Runs a spec given as JSON text; returns a `RunOutput`. Raises SpecError for a bad spec,
 /// SimulationError otherwise. With `progress`, the core prints simulated time and event rate to
-/// stderr as it goes; setting `cancel` stops the run (KeyboardInterrupt).
+/// stderr as it goes; setting `cancel` stops the run (KeyboardInterrupt). With `summary_only`, the
+/// output has no flow table (`RunOptions::summary_only`).
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress = false, cancel = None))]
+#[pyo3(signature = (spec_json, progress = false, cancel = None, summary_only = false))]
 fn run<'py>(
     py: Python<'py>,
     spec_json: &str,
     progress: bool,
     cancel: Option<&Bound<'py, CancelFlag>>,
+    summary_only: bool,
 ) -> PyResult<RunOutput> {
     let spec = parse(spec_json)?;
-    let opts = RunOptions { progress, cancel: cancel.map(|c| c.get().0.clone()) };
+    let opts = RunOptions { progress, cancel: cancel.map(|c| c.get().0.clone()), summary_only };
     // The interpreter lock is released: other Python threads keep running during a long simulation.
     Ok(RunOutput(guarded(py, || scenario::run(&spec, &opts))?))
 }

@@ -48,7 +48,8 @@ def runs(quick: bool) -> list:
 
 def build(quick: bool) -> SweepSpec:
     base = {**sc.cell_spec("WKa", "balanced", 0.5, quick), **sc.sird_setup()}
-    return SweepSpec(base=base, axes=sc.ordered_axes(runs(quick)), name="sird-runlength")
+    # Summary-only, as sird-table5, whose longest runs it shares through one --out.
+    return SweepSpec(base=base, axes=sc.ordered_axes(runs(quick)), name="sird-runlength", flow_tables=False)
 
 
 def converged_at(lengths, values, tol: float = CONVERGED) -> float:

@@ -22,7 +22,9 @@ def runs(quick: bool) -> list:
 
 def build(quick: bool) -> SweepSpec:
     base = {**sc.cell_spec("WKa", "balanced", 0.5, quick), **sc.sird_setup()}
-    return SweepSpec(base=base, axes=sc.ordered_axes(runs(quick)), name="sird-table5")
+    # Summary-only runs: the tables need no per-flow rows, and a 24 ms WKa run has 7-14 M of them
+    # (200-300 MB of Parquet each, some 30 GB for the table).
+    return SweepSpec(base=base, axes=sc.ordered_axes(runs(quick)), name="sird-table5", flow_tables=False)
 
 
 def _fig4(norm, path):

@@ -52,7 +52,7 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
     store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in keyed])
     todo, seen = [], set()
     for k, _, s in keyed:
-        if not store.is_done(k) and k not in seen:
+        if not store.satisfies(k, spec.flow_tables) and k not in seen:
             todo.append((k, s))
             seen.add(k)
     unique = {k for k, _, _ in keyed}
@@ -69,9 +69,9 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
                 progress.finish(r)
 
             if executor == "local":
-                run_local(str(store.root), todo, workers, finished, progress.start)
+                run_local(str(store.root), todo, workers, finished, progress.start, spec.flow_tables)
             else:
-                run_ray(str(store.root.resolve()), todo, address, finished, progress.start)
+                run_ray(str(store.root.resolve()), todo, address, finished, progress.start, spec.flow_tables)
             todo = [(k, specs[k]) for k in _wait_for_others(store, busy, progress)]
     finally:
         progress.close()
@@ -114,9 +114,10 @@ def _wait_for_others(store: Store, busy: List[str], progress: Progress) -> List[
 
 
 def sweep(base, axes=None, out="sweep-out", filter: Optional[str] = None, name: str = "sweep",
-          **kwargs) -> pd.DataFrame:
-    """Expands `base` (a spec dict, TOML path or text) over `axes` and runs it; see `run_sweep`."""
-    return run_sweep(as_sweep(base, axes, filter, name), out, **kwargs)
+          flow_tables: bool = True, **kwargs) -> pd.DataFrame:
+    """Expands `base` (a spec dict, TOML path or text) over `axes` and runs it; see `run_sweep`.
+    Without `flow_tables`, the runs are stored without their flow tables (see `SweepSpec`)."""
+    return run_sweep(as_sweep(base, axes, filter, name, flow_tables), out, **kwargs)
 
 
 def flatten_summary(s: dict) -> dict:
@@ -216,12 +217,12 @@ def load_flows(out, key: str) -> pd.DataFrame:
     import pandas as pd
 
     from ..result import with_microseconds
-    from .pack import summary_only
+    from .store import summary_only
 
     run_dir = Store.open(out).run_dir(key)
     if summary_only(run_dir):
-        raise UsageError(f"run {key} in {out} was unpacked from a summary pack, which keeps no flow table; "
-                         f"to get its flows, delete {run_dir} and run the sweep again")
+        raise UsageError(f"run {key} in {out} has no flow table (made by a sweep with flow_tables = false, or "
+                         f"unpacked from a summary pack); a sweep with flow_tables = true runs it again with one")
     return with_microseconds(pd.read_parquet(run_dir / "flows.parquet"))
 
 

@@ -30,20 +30,21 @@ def _init_worker(stop) -> None:
     spec._external_stop = stop
 
 
-def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[[dict], None], on_start=None) -> None:
+def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[[dict], None], on_start=None,
+              flow_tables: bool = True) -> None:
     workers = workers or os.cpu_count() or 1
     if workers == 1:
         for key, spec in tasks:
             if on_start:
                 on_start(key)
-            on_done(execute(root, key, spec))
+            on_done(execute(root, key, spec, flow_tables))
         return
     stop = multiprocessing.get_context().Event()
     pool_size = min(workers, len(tasks)) or 1
     with ProcessPoolExecutor(max_workers=pool_size, initializer=_init_worker, initargs=(stop,)) as pool:
         futures = {}
         for key, spec in tasks:
-            futures[pool.submit(execute, root, key, spec)] = key
+            futures[pool.submit(execute, root, key, spec, flow_tables)] = key
             if on_start:
                 on_start(key)
         try:
@@ -61,7 +62,8 @@ def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[
             raise
 
 
-def run_ray(root: str, tasks: list, address: Optional[str], on_done: Callable[[dict], None], on_start=None) -> None:
+def run_ray(root: str, tasks: list, address: Optional[str], on_done: Callable[[dict], None], on_start=None,
+            flow_tables: bool = True) -> None:
     try:
         import ray
     except ImportError:
@@ -75,7 +77,7 @@ def run_ray(root: str, tasks: list, address: Optional[str], on_done: Callable[[d
         remote = ray.remote(num_cpus=1, max_retries=2)(execute)
         pending = {}
         for key, spec in tasks:
-            pending[remote.remote(root, key, spec)] = key
+            pending[remote.remote(root, key, spec, flow_tables)] = key
             if on_start:
                 on_start(key)
         while pending:

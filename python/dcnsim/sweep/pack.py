@@ -5,15 +5,16 @@ every table a sweep reports (`dcnsim results`, the repro reports of sweeps like 
 only summary.json. A pack keeps summary.json, spec.json and the DONE record of each finished run
 (about 1 KB per run once compressed: 131 KB for 140 runs of `sird-table5`), so a sweep too long for
 one machine session can be carried to the next one (unpack, then run the same sweep: the packed runs
-count as finished), shared, or committed as the evidence behind a documented table.
+count as finished for a sweep with `flow_tables = false`, as `sird-table5` is; one that keeps flow
+tables runs them again), shared, or committed as the evidence behind a documented table.
 
 Format: gzip'd JSON Lines. The first line is the header {"format": FORMAT, "runs": N, "sweeps":
 [...]} (the store's sweep.json entries, so `dcnsim results` lists them after unpacking); then one
 line per run {"key", "spec", "summary", "done"}, sorted by key. Written with a zero gzip timestamp,
 so packing the same store twice gives the same bytes.
 
-An unpacked run is marked summary-only in its DONE record: `load_flows` refuses it with a message
-saying how to get the flows back (delete the run directory and run the sweep again)."""
+An unpacked run is marked summary-only in its DONE record, as a run of a sweep without flow tables:
+`load_flows` refuses it with a message saying how to get the flows back."""
 
 from __future__ import annotations
 
@@ -34,15 +35,6 @@ FORMAT = "dcnsim-summary-pack/1"
 _KEY = re.compile(r"^[0-9a-f]{8,64}$")
 # A pack line larger than this is not a summary (a summary is ~10 KB): refuse rather than load it.
 MAX_LINE_BYTES = 4 << 20
-
-
-def summary_only(run_dir: Path) -> bool:
-    """Whether a finished run came from a pack (no flows, queues or switches tables)."""
-    done = run_dir / "DONE"
-    try:
-        return bool(json.loads(done.read_text()).get("summary_only"))
-    except (OSError, ValueError):
-        return False
 
 
 def pack(out, path) -> int:

@@ -172,9 +172,19 @@ class Store:
         """Moves a run written whole into `tmp` (with its DONE) into place, atomically: a stale
         partial directory is removed first (it can never be DONE) and so is an earlier failure."""
         final = self.run_dir(key)
-        shutil.rmtree(final, ignore_errors=True)
-        os.rename(tmp, final)
+        if (final / "DONE").exists():  # a summary-only run replaced by a full one: never absent
+            old = self.runs / f".old-{key}-{os.getpid()}"
+            os.rename(final, old)
+            os.rename(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            shutil.rmtree(final, ignore_errors=True)
+            os.rename(tmp, final)
         (self.runs / f"{key}.failed").unlink(missing_ok=True)
+
+    def satisfies(self, key: str, flow_table: bool) -> bool:
+        """Finished, and with a flow table if one is wanted."""
+        return self.is_done(key) and not (flow_table and summary_only(self.run_dir(key)))
 
     def is_done(self, key: str) -> bool:
         if key == SINGLE_RUN_KEY:
@@ -344,10 +354,22 @@ class Store:
 
 
 
-def execute(root: str, key: str, spec: dict) -> dict:
-    """Simulates one run into the store. Runs in a worker process or a Ray task. Never raises
-    (except on Ctrl-C): any failure, a panic in the core included, is recorded and reported.
-    Returns status "done", "failed", or "busy" when another live sweep is simulating the run."""
+def summary_only(run_dir: Path) -> bool:
+    """Whether a finished run has no flow table: made with `flow_tables = false`, or unpacked from
+    a summary pack (which has no queue tables either)."""
+    done = run_dir / "DONE"
+    try:
+        return bool(json.loads(done.read_text()).get("summary_only"))
+    except (OSError, ValueError):
+        return False
+
+
+def execute(root: str, key: str, spec: dict, flow_table: bool = True) -> dict:
+    """Simulates one run into the store, with its flow table or (`flow_table=False`) without. A
+    finished run counts unless it lacks a flow table that is wanted: it is then run again. Runs in a
+    worker process or a Ray task. Never raises (except on Ctrl-C): any failure, a panic in the core
+    included, is recorded and reported. Returns status "done", "failed", or "busy" when another
+    live sweep is simulating the run."""
     from .. import spec as spec_module
     from ..spec import run
 
@@ -355,20 +377,21 @@ def execute(root: str, key: str, spec: dict) -> dict:
     if stop is not None and stop.is_set():  # the sweep was interrupted: queued tasks end at once
         raise KeyboardInterrupt
     store = Store(root)
-    if store.is_done(key):
+    if store.satisfies(key, flow_table):
         return {"key": key, "status": "done", "cached": True}
     if not store.claim(key):
         return {"key": key, "status": "busy"}
     tmp = store.runs / f".tmp-{key}-{os.getpid()}"
     try:
-        if store.is_done(key):  # finished by another sweep between the check and the claim
+        if store.satisfies(key, flow_table):  # finished by another sweep between the check and the claim
             return {"key": key, "status": "done", "cached": True}
         shutil.rmtree(tmp, ignore_errors=True)
         with store.heartbeat(key):
-            result = run(spec)
+            result = run(spec, flows=flow_table)
             result.save(tmp, plot=False, derived=False)  # load_flows restores the us columns
         (tmp / "spec.json").write_text(json.dumps(spec, indent=1, sort_keys=True))
-        (tmp / "DONE").write_text(json.dumps({"finished": time.time(), "wall_time_s": result.summary["wall_time_s"]}))
+        done = {"finished": time.time(), "wall_time_s": result.summary["wall_time_s"]}
+        (tmp / "DONE").write_text(json.dumps(done if flow_table else {**done, "summary_only": True}))
         store.install(tmp, key)
         store.log_executed(key)
         return {"key": key, "status": "done", "cached": False}

@@ -111,21 +111,100 @@ fn flow_ideal(
     ideal_over(r.size, mss, header, &Crossing { first: c.first, middles: &middles, last: c.last }, true)
 }
 
-/// One row per flow, with its exact ideal FCT; fails if a flow beat its ideal (a bug).
-fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
+/// The flow table's columns, filled a row at a time.
+struct FlowColumns {
+    id: Vec<u64>,
+    src: Vec<u64>,
+    dst: Vec<u64>,
+    size: Vec<u64>,
+    start: Vec<u64>,
+    end: OptU64s,
+    fct: OptU64s,
+    ideal: Vec<u64>,
+    slowdown: Vec<f64>,
+    /// The workload column as codes, categories in first-seen order (what Python and Parquet were
+    /// given for a column of strings): a `String` per flow cost 50-60 bytes at tens of millions.
+    workload: Vec<u32>,
+    categories: Vec<String>,
+    code_of_component: Vec<Option<u32>>,
+    counted: Vec<bool>,
+    window_bytes: Vec<u64>,
+}
+
+impl FlowColumns {
+    fn new(rows: usize, components: usize) -> FlowColumns {
+        let v = || Vec::with_capacity(rows);
+        FlowColumns {
+            id: v(),
+            src: v(),
+            dst: v(),
+            size: v(),
+            start: v(),
+            end: OptU64s::with_capacity(rows),
+            fct: OptU64s::with_capacity(rows),
+            ideal: v(),
+            slowdown: Vec::with_capacity(rows),
+            workload: Vec::with_capacity(rows),
+            categories: Vec::new(),
+            code_of_component: vec![None; components],
+            counted: Vec::with_capacity(rows),
+            window_bytes: v(),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        id: usize,
+        r: &FlowRecord,
+        ideal: Time,
+        slowdown: f64,
+        counted: bool,
+        window_bytes: u64,
+        names: &[String],
+    ) {
+        self.id.push(id as u64);
+        self.src.push(r.src as u64);
+        self.dst.push(r.dst as u64);
+        self.size.push(r.size);
+        self.start.push(r.start);
+        self.end.push(r.end);
+        self.fct.push(r.end.map(|e| e - r.start));
+        self.ideal.push(ideal);
+        self.slowdown.push(slowdown);
+        let (categories, c) = (&mut self.categories, r.component as usize);
+        self.workload.push(*self.code_of_component[c].get_or_insert_with(|| {
+            categories.push(names[c].clone());
+            categories.len() as u32 - 1
+        }));
+        self.counted.push(counted);
+        self.window_bytes.push(window_bytes);
+    }
+
+    fn into_table(self) -> Table {
+        let mut table = Table::default();
+        table.push("flow_id", Column::U64(self.id));
+        table.push("src", Column::U64(self.src));
+        table.push("dst", Column::U64(self.dst));
+        table.push("size_bytes", Column::U64(self.size));
+        table.push("start_ps", Column::U64(self.start));
+        table.push("end_ps", Column::OptU64(self.end));
+        table.push("fct_ps", Column::OptU64(self.fct));
+        table.push("ideal_fct_ps", Column::U64(self.ideal));
+        table.push("slowdown", Column::F64(self.slowdown));
+        table.push("workload", Column::Cat { categories: self.categories, codes: self.workload });
+        table.push("counted", Column::Bool(self.counted));
+        table.push("window_bytes", Column::U64(self.window_bytes));
+        table
+    }
+}
+
+/// Every flow's exact ideal FCT and slowdown, for the summary's statistics and (`with_table`) one
+/// row per flow; fails if a flow beat its ideal (a bug).
+fn flow_table(sim: &Simulation, with_table: bool) -> Result<FlowResults, RunError> {
     let (spec, fr, window_start) = (&sim.spec, sim.spec.framing, sim.spec.warmup);
     let names = sim.workload.component_names();
-    let n = sim.flows.records.len();
-    let mut cols_id = Vec::with_capacity(n);
-    let (mut src, mut dst, mut size, mut start) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut end, mut fct) = (OptU64s::with_capacity(n), OptU64s::with_capacity(n));
-    let (mut ideal, mut slow) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut wl, mut counted, mut win_bytes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    // The workload column as codes, categories in first-seen order (what Python and Parquet were
-    // given for a column of strings): a `String` per flow cost 50-60 bytes at tens of millions of flows.
-    let mut workload_code: Vec<Option<u32>> = vec![None; names.len()];
-    let mut categories: Vec<String> = Vec::new();
+    let mut columns = with_table.then(|| FlowColumns::new(sim.flows.records.len(), names.len()));
     let mut paths = IdealPaths::new(&sim.net);
     let mut deflected = DeflectedPaths::new(&sim.net);
     let mut slowdowns: Vec<(u64, f64)> = Vec::new();
@@ -154,35 +233,11 @@ fn flow_table(sim: &Simulation) -> Result<FlowResults, RunError> {
             (true, None) => unfinished_sizes.push(r.size),
             _ => {}
         }
-        cols_id.push(i as u64);
-        src.push(r.src as u64);
-        dst.push(r.dst as u64);
-        size.push(r.size);
-        start.push(r.start);
-        end.push(r.end);
-        fct.push(f);
-        ideal.push(id_fct);
-        slow.push(sd);
-        wl.push(*workload_code[r.component as usize].get_or_insert_with(|| {
-            categories.push(names[r.component as usize].clone());
-            categories.len() as u32 - 1
-        }));
-        counted.push(is_counted);
-        win_bytes.push(sim.flows.delivered_per_flow_in_window[i]);
+        if let Some(c) = columns.as_mut() {
+            c.push(i, r, id_fct, sd, is_counted, sim.flows.delivered_per_flow_in_window[i], &names);
+        }
     }
-    let mut table = Table::default();
-    table.push("flow_id", Column::U64(cols_id));
-    table.push("src", Column::U64(src));
-    table.push("dst", Column::U64(dst));
-    table.push("size_bytes", Column::U64(size));
-    table.push("start_ps", Column::U64(start));
-    table.push("end_ps", Column::OptU64(end));
-    table.push("fct_ps", Column::OptU64(fct));
-    table.push("ideal_fct_ps", Column::U64(ideal));
-    table.push("slowdown", Column::F64(slow));
-    table.push("workload", Column::Cat { categories, codes: wl });
-    table.push("counted", Column::Bool(counted));
-    table.push("window_bytes", Column::U64(win_bytes));
+    let table = columns.map_or_else(Table::default, FlowColumns::into_table);
     Ok(FlowResults { table, slowdowns, fcts_us, unfinished_sizes })
 }
 
@@ -259,12 +314,20 @@ pub fn add_cpu_time(summary: &mut Value, events: u64, cpu_s: Option<f64>) {
 }
 
 /// `wall_s`: wall-clock seconds of the event loop. Fails if a flow beat its ideal FCT (a bug).
-pub fn collect(sim: &Simulation, resolved: Value, events: u64, wall_s: f64) -> Result<RunOutput, RunError> {
+/// The result of a finished simulation; the flow table only `with_flow_table` (the summary's
+/// statistics are computed either way).
+pub fn collect(
+    sim: &Simulation,
+    resolved: Value,
+    events: u64,
+    wall_s: f64,
+    with_flow_table: bool,
+) -> Result<RunOutput, RunError> {
     let (net, spec, fr) = (&sim.net, &sim.spec, sim.spec.framing);
     let host_rate: Rate = spec.topology.kind.host_rate();
     let window_start = spec.warmup;
     let window = sim.ended_at.saturating_sub(window_start);
-    let FlowResults { table: flows, slowdowns, fcts_us, unfinished_sizes } = flow_table(sim)?;
+    let FlowResults { table: flows, slowdowns, fcts_us, unfinished_sizes } = flow_table(sim, with_flow_table)?;
     let n = sim.flows.records.len();
     let mut ports = super::queues::port_table(sim);
     let sw = super::queues::switch_queues(sim);

@@ -66,6 +66,10 @@ pub struct RunOptions {
     /// Set from another thread to stop the run (checked every `CANCEL_CHECK_EVENTS` events); the
     /// run then returns `RunError::Cancelled`.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Leave the flow table out of the result (`RunOutput::flows` has no columns): at tens of
+    /// millions of flows its rows are most of a run's memory (about 90 bytes a flow, the flow log
+    /// itself 64). The summary is the same either way.
+    pub summary_only: bool,
 }
 
 /// Events between two looks at `RunOptions::cancel`: a few milliseconds of wall time.

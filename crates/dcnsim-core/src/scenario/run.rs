@@ -519,7 +519,7 @@ pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, Run
     let wall_s = wall.elapsed().as_secs_f64();
     let cpu_s = cpu.and_then(|c| Some(crate::metrics::cpu_time::thread_cpu_s()? - c));
     let traces = crate::metrics::trace::TraceOutput::take(&mut sim);
-    let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s)?;
+    let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s, !opts.summary_only)?;
     crate::metrics::summary::add_cpu_time(&mut out.summary, events, cpu_s);
     traces.attach(&mut out);
     let warnings = out.summary["warnings"].as_array().map_or(&[][..], |w| w.as_slice());
