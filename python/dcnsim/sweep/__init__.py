@@ -72,7 +72,7 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
                 run_local(str(store.root), todo, workers, finished, progress.start, spec.flow_tables)
             else:
                 run_ray(str(store.root.resolve()), todo, address, finished, progress.start, spec.flow_tables)
-            todo = [(k, specs[k]) for k in _wait_for_others(store, busy, progress)]
+            todo = [(k, specs[k]) for k in _wait_for_others(store, busy, progress, spec.flow_tables)]
     finally:
         progress.close()
     return results(out, keys=[k for k, _, _ in keyed])
@@ -89,16 +89,16 @@ def stored_sweep(spec: SweepSpec, out) -> pd.DataFrame:
     return results(out, keys=[k for k, _ in keyed])
 
 
-def _wait_for_others(store: Store, busy: List[str], progress: Progress) -> List[str]:
+def _wait_for_others(store: Store, busy: List[str], progress: Progress, flow_tables: bool) -> List[str]:
     """Waits until each run another sweep holds is finished or failed; returns those whose owner
-    died meanwhile (to run here)."""
+    died meanwhile, or that it finished without the flow table this sweep wants (to run here)."""
     orphans: List[str] = []
     waiting = list(busy)
     since = time.time() - 1.0  # a failure recorded after this is the other sweep's attempt
     while waiting:
         still = []
         for k in waiting:
-            if store.is_done(k):
+            if store.satisfies(k, flow_tables):
                 progress.finish({"key": k, "status": "done"}, elsewhere=True)
             elif store.claimed(k):
                 still.append(k)
