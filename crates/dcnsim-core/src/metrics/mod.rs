@@ -2,6 +2,7 @@
 pub mod cpu_time;
 pub mod fabric;
 pub mod flow_state;
+pub mod flow_table;
 pub mod flows;
 pub mod ideal;
 pub mod ideal_deflected;
