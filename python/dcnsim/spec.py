@@ -192,9 +192,8 @@ def run(spec: SpecLike, *, progress: bool = False, flows: bool = True) -> Result
     if not isinstance(flows, bool):
         raise UsageError(f"flows must be True or False, got {flows!r}")
     text = _to_json(as_spec(spec))
-    core_run = _core.run if flows else functools.partial(_core.run, summary_only=True)
     try:
-        output = _interruptible(core_run, text, progress)
+        output = _interruptible(functools.partial(_core.run, summary_only=not flows), text, progress)
     except _core.SpecError as e:
         raise SpecError.from_core(e) from None
     return Result.from_core(output, flows=flows)

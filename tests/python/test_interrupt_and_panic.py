@@ -104,10 +104,10 @@ def test_a_panic_inside_a_run_is_recorded_and_the_sweep_goes_on(tmp_path, monkey
         pytest.skip("the injected panic reaches worker processes only when they are forked")
     real = _core.run
 
-    def panics_for_seed_2(text, progress=False, cancel=None):
+    def panics_for_seed_2(text, progress=False, cancel=None, summary_only=False):
         if '"seed": 2' in text:
             _core._panic_for_tests("injected")
-        return real(text, progress, cancel)
+        return real(text, progress, cancel, summary_only)
 
     monkeypatch.setattr(_core, "run", panics_for_seed_2)
     df = run_sweep(SweepSpec(base=tiny(1), axes={"seed": [1, 2, 3]}), tmp_path / "out", workers=workers, quiet=True)

@@ -169,17 +169,14 @@ class Store:
         return self.root if key == SINGLE_RUN_KEY else self.runs / key
 
     def install(self, tmp: Path, key: str) -> None:
-        """Moves a run written whole into `tmp` (with its DONE) into place, atomically: a stale
-        partial directory is removed first (it can never be DONE) and so is an earlier failure."""
-        final = self.run_dir(key)
-        if (final / "DONE").exists():  # a summary-only run replaced by a full one: never absent
-            old = self.runs / f".old-{key}-{os.getpid()}"
+        """Moves a run written whole into `tmp` (with its DONE) into place, and clears an earlier
+        failure. Whatever held the place (a stale partial directory, or a summary-only run a full one
+        replaces) is renamed aside first and deleted after, so a finished run is never absent."""
+        final, old = self.run_dir(key), self.runs / f".old-{key}-{os.getpid()}"
+        if final.exists():
             os.rename(final, old)
-            os.rename(tmp, final)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            shutil.rmtree(final, ignore_errors=True)
-            os.rename(tmp, final)
+        os.rename(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
         (self.runs / f"{key}.failed").unlink(missing_ok=True)
 
     def satisfies(self, key: str, flow_table: bool) -> bool:

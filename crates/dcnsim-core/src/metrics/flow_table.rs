@@ -86,6 +86,7 @@ impl FlowColumns {
         &mut self,
         id: usize,
         r: &FlowRecord,
+        fct: Option<Time>,
         ideal: Time,
         slowdown: f64,
         counted: bool,
@@ -98,7 +99,7 @@ impl FlowColumns {
         self.size.push(r.size);
         self.start.push(r.start);
         self.end.push(r.end);
-        self.fct.push(r.end.map(|e| e - r.start));
+        self.fct.push(fct);
         self.ideal.push(ideal);
         self.slowdown.push(slowdown);
         let (categories, c) = (&mut self.categories, r.component as usize);
@@ -163,7 +164,7 @@ pub(super) fn flow_table(sim: &Simulation, with_table: bool) -> Result<FlowResul
             _ => {}
         }
         if let Some(c) = columns.as_mut() {
-            c.push(i, r, id_fct, sd, is_counted, sim.flows.delivered_per_flow_in_window[i], &names);
+            c.push(i, r, f, id_fct, sd, is_counted, sim.flows.delivered_per_flow_in_window[i], &names);
         }
     }
     let table = columns.map_or_else(Table::default, FlowColumns::into_table);
