@@ -10,6 +10,11 @@
 //! - ECN: data is ECN-capable; the receiver echoes CE on the ACK of that very packet (one ACK per
 //!   data packet, so the echo is exact); the sender keeps alpha <- (1-g) alpha + g F, F = fraction of
 //!   bytes acked with ECE over the last window of data, and cuts cwnd by alpha/2 at most once per window
+//! - a window under one packet: by default a cut leaves at least one MSS (Linux keeps two); with
+//!   `window_floor = "none"` it may leave less, and the sender then waits for its retransmission
+//!   timer, backing it off on repeated echoes at one packet (RFC 3168 6.1.2), as ns-2's TcpAgent and
+//!   FullTcp do in the DCTCP patch the ExpressPass authors ran (`TcpAgent::slowdown(CLOSE_CWND_DCTCP)`
+//!   has no floor; `ssthresh_` is floored at 2 packets)
 //! - fast retransmit on `dupack_threshold` duplicate ACKs and NewReno fast recovery with partial ACKs
 //! - RTO from SRTT/RTTVAR (timestamps echoed in ACKs, so no Karn ambiguity), `min_rto_us`
 //!   floor, exponential back-off, go-back-N after a timeout; the receiver buffers out-of-order data

@@ -10,7 +10,7 @@ use crate::engine::rng::Rng;
 use crate::engine::time::Time;
 use crate::metrics::flows::{FlowLog, FlowRecord};
 use crate::metrics::ideal::ideal_fct;
-use crate::net::packet::{Fate, FlowId, HostId, Packet, PacketKind};
+use crate::net::packet::{flags, Fate, FlowId, HostId, Packet, PacketKind};
 use crate::net::Network;
 use crate::scenario::read_spec;
 
@@ -27,6 +27,8 @@ pub struct Testbed<P: Protocol> {
     next: usize,
     /// Probability that a packet reaching a host is lost instead (per kind: data, others).
     loss: (f64, f64),
+    /// Every ECN-capable data packet reaching a host carries CE (an always-congested path).
+    mark_all: bool,
     rng: Rng,
     pub lost: u64,
     /// Every packet handed to a host's transport, in order, when `recording` (tests of what
@@ -69,6 +71,7 @@ impl<P: Protocol> Testbed<P> {
             arrivals,
             next: 0,
             loss: (0.0, 0.0),
+            mark_all: false,
             rng: Rng::seed_from(spec.seed ^ 0x1055),
             lost: 0,
             delivered: Vec::new(),
@@ -79,6 +82,13 @@ impl<P: Protocol> Testbed<P> {
     /// Loses each packet reaching a host with these probabilities (data, other kinds).
     pub fn with_loss(mut self, data: f64, control: f64) -> Self {
         self.loss = (data, control);
+        self
+    }
+
+    /// Marks CE on every ECN-capable data packet reaching a host, as a switch whose queue never
+    /// drains below its threshold would.
+    pub fn with_all_marked(mut self) -> Self {
+        self.mark_all = true;
         self
     }
 
@@ -99,7 +109,10 @@ impl<P: Protocol> Testbed<P> {
                         self.net.forward(node, pkt, now, &mut self.events);
                         continue;
                     }
-                    let p = *self.net.pool.get(pkt);
+                    let mut p = *self.net.pool.get(pkt);
+                    if self.mark_all && p.kind == PacketKind::Data && p.has(flags::ECT) {
+                        p.flags |= flags::CE;
+                    }
                     let loss = if p.kind == PacketKind::Data { self.loss.0 } else { self.loss.1 };
                     if loss > 0.0 && self.rng.bernoulli(loss) {
                         self.net.pool.release(pkt, Fate::Dropped);

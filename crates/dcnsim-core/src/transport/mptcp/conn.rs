@@ -74,7 +74,7 @@ impl MpConn {
         let sub = &mut self.subs[i];
         while self.next_data < self.size && sub.unsent_bytes() == 0 {
             let len = mss.min(self.size - self.next_data);
-            if !sub.has_room(len) {
+            if !sub.has_room(len, mss) {
                 break;
             }
             debug_assert_eq!(sub.size() % mss, 0, "a short segment is the connection's last");

@@ -74,7 +74,8 @@ pub trait CongestionControl {
     fn on_fast_retransmit(&mut self, loss: &LossInfo);
     /// The retransmission timer expired: the sender goes back to the first unacknowledged byte.
     fn on_rto(&mut self, loss: &LossInfo);
-    /// Bytes that may be in flight. Always at least one MSS.
+    /// Bytes that may be in flight: at least one MSS, unless `WindowSetup::sub_packet_ecn_cuts` lets
+    /// an ECN cut take it under (it stays above zero).
     fn window_bytes(&self) -> f64;
     /// Sets the window to `bytes` (within the controller's bounds), as after a congestion cut: the
     /// controller continues from it without slow start (PB-FS's rate correction, `window::pbfs`).
@@ -102,4 +103,7 @@ pub struct WindowSetup {
     pub max_window_packets: Option<u64>,
     /// Start in slow start (ssthresh infinite); false = start in congestion avoidance.
     pub slow_start: bool,
+    /// An ECN cut may take the window under one MSS, and ssthresh stays at least two (RFC 3168
+    /// 6.1.2, ns-2's TcpAgent; `window_floor = "none"`); false = every cut floors at one MSS.
+    pub sub_packet_ecn_cuts: bool,
 }

@@ -118,11 +118,13 @@ pub(crate) fn read_shared(s: &mut Section, env: &SpecEnv, ecn: bool) -> SpecResu
     s.ensure((1..=100).contains(&dupack), "dupack_threshold", "must be in [1, 100]")?;
     let (data_priority, control_priority) =
         keys::read_classes(s, "priority class of data packets (0 = highest)", "priority class of ACKs (0 = highest)")?;
+    let sub_packet = ecn && read_window_floor(s)?;
     let window = WindowSetup {
         mss_bytes: env.framing.mss() as u64,
         initial_window_packets: iw,
         max_window_packets: max_window,
         slow_start,
+        sub_packet_ecn_cuts: sub_packet,
     };
     let sender = SenderConfig {
         framing: env.framing,
@@ -135,8 +137,23 @@ pub(crate) fn read_shared(s: &mut Section, env: &SpecEnv, ecn: bool) -> SpecResu
         lb: env.load_balancing,
         pbt_distance: None,
         fct_at_last_ack: false,
+        sub_packet_wait: sub_packet,
     };
     Ok((window, sender))
+}
+
+/// Reads `window_floor` (ECN protocols only): true when an ECN cut may leave under one packet.
+fn read_window_floor(s: &mut Section) -> SpecResult<bool> {
+    let floor = s.choice_or(
+        "window_floor",
+        &["one_packet", "none"],
+        "one_packet",
+        "one_packet = an ECN cut leaves at least one packet of window, and one segment may always go when nothing \
+         is in flight (Linux); none = a cut may leave less, and the connection then sends nothing until its \
+         retransmission timer fires (restarted by each ACK, backed off on repeated echoes at one packet): \
+         RFC 3168 6.1.2, as ns-2's TcpAgent (and so the ExpressPass authors' DCTCP) does it",
+    )?;
+    Ok(floor == "none")
 }
 
 /// Reads `fct_end`: true when a flow completes at its sender's last ACK.
@@ -357,6 +374,9 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
             ("timeouts", n.timeouts),
             (P::CUT_COUNTER, n.window_cuts),
         ];
+        if self.cfg.sender.sub_packet_wait {
+            out.push(("sub_packet_waits", n.sub_packet_waits));
+        }
         self.pbfs_counters(&mut out);
         self.handshake_counters(&mut out);
         out

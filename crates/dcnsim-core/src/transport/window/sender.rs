@@ -4,8 +4,8 @@
 //! Sender: snd_una (first unacknowledged byte), snd_nxt (next byte to send; goes back after a
 //! timeout), snd_max (highest byte ever sent). New data goes while the bytes in flight fit the
 //! controller's window (one segment is always allowed when nothing is in flight, so a window
-//! under one MSS cannot stall) and, when the controller sets a pacing rate, no sooner than the
-//! pacing slot. Loss recovery: fast retransmit on the `dupack_threshold`-th duplicate ACK, then
+//! under one MSS cannot stall, unless `sub_packet_wait` makes it wait for the retransmission timer)
+//! and, when the controller sets a pacing rate, no sooner than the pacing slot. Loss recovery: fast retransmit on the `dupack_threshold`-th duplicate ACK, then
 //! NewReno fast recovery (RFC 6582) with partial ACKs resending the next hole, until the ACK
 //! passes `recover` (snd_max when recovery began); the retransmission timer (RFC 6298, via
 //! [`RttEstimator`]) backs off exponentially and goes back N (snd_nxt = snd_una).
@@ -58,6 +58,13 @@ pub struct SenderConfig {
     /// A flow completes when its sender has the ACK of the last byte (`fct_end = "last_ack"`), not
     /// when the receiver has the byte; the window transport then records the completion.
     pub fct_at_last_ack: bool,
+    /// `window_floor = "none"` (RFC 3168 6.1.2, as ns-2's TcpAgent and FullTcp do it): a window
+    /// under one MSS sends nothing, not even with nothing in flight; the connection waits for its
+    /// retransmission timer, which each ACK restarts, and an ECN echo answered at a window of one
+    /// packet or less backs the timer off once more if the previous answer was also made there (and
+    /// such echoes do not end the back-off). False = one segment may always go when nothing is in
+    /// flight.
+    pub sub_packet_wait: bool,
 }
 
 impl SenderConfig {
@@ -77,6 +84,9 @@ pub struct Counters {
     pub window_cuts: u64,
     /// PB-FS: PBT-triggering data packets sent.
     pub pbt_packets_sent: u64,
+    /// ECN cuts that left a window under one packet (with `sub_packet_wait`, each a wait for the
+    /// retransmission timer; those expiries are not counted as timeouts).
+    pub sub_packet_waits: u64,
 }
 
 /// What an ACK left the connection in.
@@ -108,6 +118,9 @@ pub struct Conn<C> {
     pub cc: C,
     rtt: RttEstimator,
     backoff: u32,
+    /// `sub_packet_wait`: the last ECN answer was made at a window of one packet or less (ns-2's
+    /// `ecn_backoff_`); while set, ACKs with an echo keep the back-off.
+    ecn_backoff: bool,
     /// When the retransmission timer expires; `None` when nothing is outstanding.
     rto_deadline: Option<Time>,
     /// One timer event per connection is pending; the deadline itself moves without events.
@@ -140,6 +153,7 @@ impl<C: CongestionControl> Conn<C> {
             cc,
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto),
             backoff: 0,
+            ecn_backoff: false,
             rto_deadline: None,
             rto_timer_pending: false,
             next_send_at: 0,
@@ -204,12 +218,22 @@ impl<C: CongestionControl> Conn<C> {
         self.snd_una == self.size
     }
 
-    /// The window admits a new segment of `len` bytes now (one segment always when nothing is in
-    /// flight, so a window under one MSS cannot stall).
+    /// The window admits a new segment of `len` bytes now: one segment always when nothing is in
+    /// flight, none while the window is under one packet (only a sub-packet ECN cut leaves it so:
+    /// the connection then waits for its retransmission timer, even for a short last segment, as
+    /// ns-2 counts its window in whole packets).
     #[inline]
-    pub fn has_room(&self, len: u64) -> bool {
+    pub fn has_room(&self, len: u64, mss: u64) -> bool {
         let flight = self.snd_nxt - self.snd_una;
-        flight == 0 || (flight + len) as f64 <= self.cc.window_bytes()
+        let window = self.cc.window_bytes();
+        window >= mss as f64 && (flight == 0 || (flight + len) as f64 <= window)
+    }
+
+    /// The window is under one packet with data left to send: the connection waits for its
+    /// retransmission timer (only after a sub-packet ECN cut).
+    #[inline]
+    fn waits_for_timer(&self, mss: u64) -> bool {
+        self.snd_nxt < self.size && self.cc.window_bytes() < mss as f64
     }
 
     /// What the connection keeps for its next message (its window controller, RTT estimate, path).
@@ -247,7 +271,7 @@ impl<C: CongestionControl> Conn<C> {
         let pacing = self.cc.pacing_rate();
         while self.snd_nxt < self.size {
             let len = mss.min(self.size - self.snd_nxt);
-            if !self.has_room(len) {
+            if !self.has_room(len, mss) {
                 break;
             }
             if let Some(rate) = pacing {
@@ -270,7 +294,7 @@ impl<C: CongestionControl> Conn<C> {
             self.snd_nxt += len;
             self.snd_max = self.snd_max.max(self.snd_nxt);
         }
-        self.arm_rto(ctx);
+        self.arm_rto(ctx, mss);
     }
 
     /// PB-FS marking (the paper's Fig. 2): the Delta-th, 2 Delta-th, ... segments of a flow using
@@ -310,8 +334,10 @@ impl<C: CongestionControl> Conn<C> {
         n.retransmitted_packets += 1;
     }
 
-    fn arm_rto(&mut self, ctx: &mut Ctx) {
-        if self.snd_una < self.snd_nxt {
+    /// Arms the retransmission timer while data is outstanding, or while a sub-packet window waits
+    /// for it (ns-2's `set_rtx_timer` after such a cut), from now unless it already runs.
+    fn arm_rto(&mut self, ctx: &mut Ctx, mss: u64) {
+        if self.snd_una < self.snd_nxt || self.waits_for_timer(mss) {
             if self.rto_deadline.is_none() {
                 let rto = self.rtt.backed_off_rto_ps(self.backoff);
                 let rto = match &mut self.rto_jitter {
@@ -390,8 +416,14 @@ impl<C: CongestionControl> Conn<C> {
         // After a go-back-N the receiver may have held data beyond snd_nxt.
         self.snd_nxt = self.snd_nxt.max(ack);
         self.dupacks = 0;
-        self.backoff = 0;
+        let ece = pkt.has(flags::ECE);
+        // ns-2 keeps the back-off through echoes while its last ECN answer was made at one packet.
+        if !(cfg.sub_packet_wait && self.ecn_backoff && ece) {
+            self.backoff = 0;
+            self.ecn_backoff = false;
+        }
         self.rto_deadline = None;
+        let window_before = self.cc.window_bytes();
         let phase = if !self.in_recovery {
             AckPhase::Open
         } else if ack >= self.recover {
@@ -404,7 +436,7 @@ impl<C: CongestionControl> Conn<C> {
         let info = AckInfo {
             now: ctx.now(),
             acked_bytes: acked,
-            ece: pkt.has(flags::ECE),
+            ece,
             rtt_sample_ps: rtt,
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
@@ -413,6 +445,9 @@ impl<C: CongestionControl> Conn<C> {
         };
         if self.cc.on_ack(&info) {
             n.window_cuts += 1;
+            if cfg.sub_packet_wait {
+                self.answer_echo_at_small_window(window_before, cfg.mss(), n);
+            }
         }
         if self.snd_una >= self.size {
             self.received.clear_out_of_order();
@@ -420,6 +455,22 @@ impl<C: CongestionControl> Conn<C> {
         }
         self.send_window(ctx, cfg, n);
         Status::Open
+    }
+
+    /// After an ECN cut with `sub_packet_wait`: ns-2's `TcpAgent::ecn` backs the timer off when
+    /// this answer and the one before were both made at a window of one packet or less.
+    fn answer_echo_at_small_window(&mut self, window_before: f64, mss: u64, n: &mut Counters) {
+        if window_before <= mss as f64 {
+            if self.ecn_backoff {
+                self.backoff += 1;
+            }
+            self.ecn_backoff = true;
+        } else {
+            self.ecn_backoff = false;
+        }
+        if self.cc.window_bytes() < mss as f64 {
+            n.sub_packet_waits += 1;
+        }
     }
 
     /// The retransmission timer event fired (the deadline may have moved since it was set).
@@ -432,7 +483,10 @@ impl<C: CongestionControl> Conn<C> {
             return;
         }
         // Timeout: the controller collapses its window; go back to the first unacknowledged byte.
-        n.timeouts += 1;
+        // With nothing outstanding the timer ended a sub-packet window's wait: no loss.
+        if self.snd_una < self.snd_nxt {
+            n.timeouts += 1;
+        }
         let loss = LossInfo { now: ctx.now(), snd_una: self.snd_una, snd_max: self.snd_max, dupacks: 0 };
         self.cc.on_rto(&loss);
         self.snd_nxt = self.snd_una;
@@ -453,9 +507,13 @@ impl<C: CongestionControl> Conn<C> {
     pub fn check_invariants(&self, cfg: &SenderConfig) {
         let (una, nxt, max) = (self.snd_una, self.snd_nxt, self.snd_max);
         assert!(una <= nxt && nxt <= max && max <= self.size, "flow {}: una {una} nxt {nxt} max {max}", self.id);
-        assert!(self.cc.window_bytes() >= cfg.mss() as f64, "flow {}: window under one MSS", self.id);
+        let window = self.cc.window_bytes();
+        let floor_ok = if cfg.sub_packet_wait { window > 0.0 } else { window >= cfg.mss() as f64 };
+        assert!(floor_ok, "flow {}: window {window} under one MSS", self.id);
         assert!(!self.in_recovery || (self.recover > una && self.recover <= max), "flow {}: recover", self.id);
-        assert_eq!(self.rto_deadline.is_some(), una < nxt, "flow {}: RTO armed iff data is outstanding", self.id);
+        let waits = una < nxt || self.waits_for_timer(cfg.mss());
+        assert_eq!(self.rto_deadline.is_some(), waits, "flow {}: RTO armed iff data outstanding or waiting", self.id);
+        assert!(!self.ecn_backoff || cfg.sub_packet_wait, "flow {}: ECN back-off without sub_packet_wait", self.id);
         assert!(self.rto_deadline.is_none() || self.rto_timer_pending, "flow {}: RTO without a timer", self.id);
         assert!(self.received.next_expected() <= self.size);
         self.cc.check_invariants();

@@ -28,6 +28,7 @@ fn sender_config(env: &TransportEnv, ecn: bool) -> SenderConfig {
         lb: LoadBalancing::Ecmp,
         pbt_distance: None,
         fct_at_last_ack: false,
+        sub_packet_wait: false,
     }
 }
 
@@ -73,6 +74,7 @@ fn paced(bps: u64, size: u64) -> (u64, u64, u64) {
             initial_window_packets: 1,
             max_window_packets: None,
             slow_start: true,
+            sub_packet_ecn_cuts: false,
         };
         let cfg = WindowConfig {
             params: bps,
@@ -134,6 +136,7 @@ pub(super) fn dctcp_setup(
         initial_window_packets: 10,
         max_window_packets: None,
         slow_start: true,
+        sub_packet_ecn_cuts: false,
     };
     let params = DctcpParams { g: 1.0 / 16.0, initial_alpha: 1.0 };
     let cfg = WindowConfig {
@@ -296,4 +299,57 @@ fn an_os_overhead_shifts_a_contended_run_by_exactly_itself_and_zero_changes_noth
         let shifted: Vec<u64> = base.iter().map(|e| e + from_us(us)).collect();
         assert_eq!(ends(from_us(us)), shifted, "{us} us");
     }
+}
+
+/// DCTCP with one packet of window, no slow start, alpha = 1 and a 1 ms minimum RTO; `sub_packet`
+/// sets `window_floor = "none"`.
+fn dctcp_one_packet(env: &TransportEnv, sub_packet: bool) -> WindowTransport<crate::transport::dctcp::Dctcp> {
+    let window = WindowSetup {
+        mss_bytes: env.framing.mss() as u64,
+        initial_window_packets: 1,
+        max_window_packets: None,
+        slow_start: false,
+        sub_packet_ecn_cuts: sub_packet,
+    };
+    let mut sender = sender_config(env, true);
+    sender.min_rto = from_us(1000.0);
+    sender.sub_packet_wait = sub_packet;
+    let cfg = WindowConfig {
+        params: DctcpParams { g: 1.0 / 16.0, initial_alpha: 1.0 },
+        window,
+        sender,
+        connection_pool: 0,
+        fast_start: FastStart::LineRate,
+        os_overhead: 0,
+        connection_setup: ConnectionSetup::None,
+    };
+    WindowTransport::new(&cfg, env)
+}
+
+/// (FCT, transport counters) of a lone 3-packet flow whose every data packet arrives marked.
+fn marked_lone_flow(sub_packet: bool) -> (Time, Vec<(&'static str, u64)>) {
+    let mut tb = Testbed::new(NET, &[(1, 0, 3_000, 0)], |env| dctcp_one_packet(env, sub_packet)).with_all_marked();
+    tb.run(u64::MAX);
+    tb.assert_all_complete();
+    (tb.fct(0).unwrap(), tb.proto.counters())
+}
+
+#[test]
+fn a_cut_under_one_packet_waits_for_the_retransmission_timer() {
+    // RFC 3168 6.1.2 as ns-2 does it: every ACK echoes CE and alpha = 1 halves one packet of window
+    // to half a packet, so the sender waits for its timer (1 ms: the RTT is microseconds) before
+    // each next packet. The second answer at one packet backs the timer off once (2 ms) and its
+    // expiry once more (4 ms before the third packet): 1 + 4 = 5 ms longer than with the window
+    // floored at one packet (one packet per round trip), to the picosecond.
+    let (floored, n1) = marked_lone_flow(false);
+    let (waiting, n2) = marked_lone_flow(true);
+    let get = |n: &[(&str, u64)], k: &str| n.iter().find(|c| c.0 == k).map(|c| c.1);
+    assert_eq!(waiting - floored, from_us(5000.0), "floored {floored} ps, waiting {waiting} ps");
+    assert!(floored < from_us(100.0), "one packet per round trip: {floored} ps");
+    assert_eq!(get(&n1, "ecn_window_cuts"), Some(3), "{n1:?}");
+    assert_eq!(get(&n1, "sub_packet_waits"), None, "{n1:?}");
+    assert_eq!(get(&n2, "ecn_window_cuts"), Some(3), "{n2:?}");
+    assert_eq!(get(&n2, "sub_packet_waits"), Some(3), "{n2:?}");
+    assert_eq!(get(&n2, "timeouts"), Some(0), "the timer ended waits, no loss: {n2:?}");
+    assert_eq!(get(&n2, "retransmitted_packets"), Some(0), "{n2:?}");
 }

@@ -149,7 +149,13 @@ mod tests {
     const US: Time = 1_000_000;
 
     fn control(target_ps: f64, iw: u64, slow_start: bool) -> DxControl {
-        let w = WindowSetup { mss_bytes: MSS, initial_window_packets: iw, max_window_packets: None, slow_start };
+        let w = WindowSetup {
+            mss_bytes: MSS,
+            initial_window_packets: iw,
+            max_window_packets: None,
+            slow_start,
+            sub_packet_ecn_cuts: false,
+        };
         DxControl::new(&DxParams { target_ps }, &w)
     }
 

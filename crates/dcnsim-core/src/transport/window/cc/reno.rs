@@ -6,6 +6,8 @@
 //!   acked and adds one MSS back (RFC 6582 3.2 step 5); the full ACK sets cwnd = ssthresh
 //! - timeout: ssthresh = max(FlightSize / 2, 2 MSS), cwnd = 1 MSS (RFC 5681 3.1, loss window)
 //! - a configured cap bounds cwnd after every ACK of new data
+//! - a cut for a congestion signal (`scale_down`) floors at one MSS, or, with sub-packet ECN cuts,
+//!   may leave less (RFC 3168 6.1.2; the sender then waits for its retransmission timer)
 //!
 //! The window is an f64 of bytes, as the DCTCP and NewReno senders always computed it; keeping the
 //! arithmetic keeps their results bit for bit.
@@ -19,6 +21,8 @@ pub struct RenoWindow {
     ssthresh: f64,
     max: f64,
     mss: u64,
+    /// ECN cuts ([`RenoWindow::scale_down`]) may go under one MSS (`WindowSetup::sub_packet_ecn_cuts`).
+    sub_packet: bool,
 }
 
 impl RenoWindow {
@@ -26,7 +30,7 @@ impl RenoWindow {
         let max = w.max_window_packets.map_or(f64::INFINITY, |m| (m * w.mss_bytes) as f64);
         let cwnd = (w.initial_window_packets as f64 * w.mss_bytes as f64).min(max);
         let ssthresh = if w.slow_start { f64::INFINITY } else { cwnd };
-        RenoWindow { cwnd, ssthresh, max, mss: w.mss_bytes }
+        RenoWindow { cwnd, ssthresh, max, mss: w.mss_bytes, sub_packet: w.sub_packet_ecn_cuts }
     }
 
     #[inline]
@@ -73,11 +77,19 @@ impl RenoWindow {
         self.ssthresh = self.cwnd;
     }
 
-    /// Multiplies the window by `factor` (at least one MSS) and makes that the new ssthresh.
+    /// A cut for a congestion signal: multiplies the window by `factor` (at least one MSS) and makes
+    /// that the new ssthresh. With sub-packet cuts the window may end under one MSS (the sender then
+    /// waits for its retransmission timer) and ssthresh is at least two MSS, as ns-2's
+    /// `TcpAgent::slowdown` sets them (`cwnd_ = (1 - alpha / 2) windowd()`, `ssthresh_` floored at 2).
     #[inline]
     pub fn scale_down(&mut self, factor: f64) {
-        self.cwnd = (self.cwnd * factor).max(self.mss as f64);
-        self.ssthresh = self.cwnd;
+        if self.sub_packet {
+            self.cwnd *= factor;
+            self.ssthresh = self.cwnd.max(2.0 * self.mss as f64);
+        } else {
+            self.cwnd = (self.cwnd * factor).max(self.mss as f64);
+            self.ssthresh = self.cwnd;
+        }
     }
 
     /// Fast retransmit: halve to ssthresh, inflated by the segments the duplicate ACKs reported.
@@ -131,11 +143,13 @@ impl RenoWindow {
         }
     }
 
-    /// The window is a finite number of bytes, at least one MSS, and so is ssthresh (or infinite
-    /// before the first cut); every cut and deflation floors at one MSS.
+    /// The window is a finite number of bytes, at least one MSS (above zero with sub-packet cuts),
+    /// and ssthresh is at least one MSS (or infinite before the first cut); every cut and deflation
+    /// floors at one MSS, bar sub-packet ECN cuts.
     pub fn check_invariants(&self) {
         let mss = self.mss as f64;
-        assert!(self.cwnd.is_finite() && self.cwnd >= mss, "cwnd {} under one MSS ({mss})", self.cwnd);
+        let floor_ok = if self.sub_packet { self.cwnd > 0.0 } else { self.cwnd >= mss };
+        assert!(self.cwnd.is_finite() && floor_ok, "cwnd {} under one MSS ({mss})", self.cwnd);
         assert!(self.ssthresh >= mss, "ssthresh {} under one MSS ({mss})", self.ssthresh);
         assert!(self.max >= mss, "window cap {} under one MSS", self.max);
     }
@@ -196,7 +210,13 @@ pub(crate) mod tests {
     pub(crate) const MSS: u64 = 1000;
 
     pub(crate) fn setup(iw: u64, slow_start: bool, max: Option<u64>) -> WindowSetup {
-        WindowSetup { mss_bytes: MSS, initial_window_packets: iw, max_window_packets: max, slow_start }
+        WindowSetup {
+            mss_bytes: MSS,
+            initial_window_packets: iw,
+            max_window_packets: max,
+            slow_start,
+            sub_packet_ecn_cuts: false,
+        }
     }
 
     pub(crate) fn ack(acked: u64, phase: AckPhase, ece: bool) -> AckInfo {
