@@ -69,22 +69,7 @@ impl WindowProtocol for PacedProtocol {
 
 fn paced(bps: u64, size: u64) -> (u64, u64, u64) {
     let mut tb = Testbed::new(NET, &[(0, 1, size, 3_000_000)], |env| {
-        let window = WindowSetup {
-            mss_bytes: env.framing.mss() as u64,
-            initial_window_packets: 1,
-            max_window_packets: None,
-            slow_start: true,
-            sub_packet_ecn_cuts: false,
-        };
-        let cfg = WindowConfig {
-            params: bps,
-            window,
-            sender: sender_config(env, false),
-            connection_pool: 0,
-            fast_start: FastStart::LineRate,
-            os_overhead: 0,
-            connection_setup: ConnectionSetup::None,
-        };
+        let cfg = config(bps, window_setup(env, 1, true, false), sender_config(env, false));
         WindowTransport::<PacedProtocol>::new(&cfg, env)
     });
     tb.run(u64::MAX);
@@ -131,24 +116,34 @@ pub(super) fn dctcp_setup(
     os_overhead: u64,
     connection_setup: ConnectionSetup,
 ) -> WindowTransport<crate::transport::dctcp::Dctcp> {
-    let window = WindowSetup {
-        mss_bytes: env.framing.mss() as u64,
-        initial_window_packets: 10,
-        max_window_packets: None,
-        slow_start: true,
-        sub_packet_ecn_cuts: false,
-    };
     let params = DctcpParams { g: 1.0 / 16.0, initial_alpha: 1.0 };
-    let cfg = WindowConfig {
+    let base = config(params, window_setup(env, 10, true, false), sender_config(env, true));
+    let cfg = WindowConfig { connection_pool, os_overhead, connection_setup, ..base };
+    WindowTransport::new(&cfg, env)
+}
+
+/// The window keys: no cap; `sub_packet` = `window_floor = "none"`.
+fn window_setup(env: &TransportEnv, initial_window_packets: u64, slow_start: bool, sub_packet: bool) -> WindowSetup {
+    WindowSetup {
+        mss_bytes: env.framing.mss() as u64,
+        initial_window_packets,
+        max_window_packets: None,
+        slow_start,
+        sub_packet_ecn_cuts: sub_packet,
+    }
+}
+
+/// A window transport's configuration: no pool, line-rate start, no OS overhead, no handshake.
+fn config<P>(params: P, window: WindowSetup, sender: SenderConfig) -> WindowConfig<P> {
+    WindowConfig {
         params,
         window,
-        sender: sender_config(env, true),
-        connection_pool,
+        sender,
+        connection_pool: 0,
         fast_start: FastStart::LineRate,
-        os_overhead,
-        connection_setup,
-    };
-    WindowTransport::new(&cfg, env)
+        os_overhead: 0,
+        connection_setup: ConnectionSetup::None,
+    }
 }
 
 /// Packets of every kind, for flows `0..n` and an unknown one, in both directions.
@@ -304,26 +299,11 @@ fn an_os_overhead_shifts_a_contended_run_by_exactly_itself_and_zero_changes_noth
 /// DCTCP with one packet of window, no slow start, alpha = 1 and a 1 ms minimum RTO; `sub_packet`
 /// sets `window_floor = "none"`.
 fn dctcp_one_packet(env: &TransportEnv, sub_packet: bool) -> WindowTransport<crate::transport::dctcp::Dctcp> {
-    let window = WindowSetup {
-        mss_bytes: env.framing.mss() as u64,
-        initial_window_packets: 1,
-        max_window_packets: None,
-        slow_start: false,
-        sub_packet_ecn_cuts: sub_packet,
-    };
     let mut sender = sender_config(env, true);
     sender.min_rto = from_us(1000.0);
     sender.sub_packet_wait = sub_packet;
-    let cfg = WindowConfig {
-        params: DctcpParams { g: 1.0 / 16.0, initial_alpha: 1.0 },
-        window,
-        sender,
-        connection_pool: 0,
-        fast_start: FastStart::LineRate,
-        os_overhead: 0,
-        connection_setup: ConnectionSetup::None,
-    };
-    WindowTransport::new(&cfg, env)
+    let params = DctcpParams { g: 1.0 / 16.0, initial_alpha: 1.0 };
+    WindowTransport::new(&config(params, window_setup(env, 1, false, sub_packet), sender), env)
 }
 
 /// (FCT, transport counters) of a lone 3-packet flow whose every data packet arrives marked.
