@@ -39,9 +39,10 @@ XPASS_PAPER_NET = {"mtu_bytes": 1538, "header_bytes": 78, "control_bytes": 84}
 # when the ACK of its last byte arrives (FullTcpAgent::newack, from advance_bytes; ExpressPass's FCT
 # ends at the receiver): `fct_end = "last_ack"`.
 NS2_FULLTCP_SETUP = {"connection_setup": "handshake", "initial_rto_us": 200_000.0, "fct_end": "last_ack"}
-# ns-2's ECN answer (TcpAgent::slowdown, RFC 3168 6.1.2): a cut may leave under one packet of window,
-# and the connection then waits for its retransmission timer. For the ECN protocols among them.
-NS2_ECN_WINDOW = {"window_floor": "none"}
+# ns-2's DCTCP agent (tcp/tcp.cc, tcp-full.cc), for the DCTCP-based protocols among them: alpha starts at
+# ns-2's default `dctcp_alpha_ 0.0` (the scripts leave it), and an ECN cut may leave under one packet of
+# window, which then waits for the retransmission timer (TcpAgent::slowdown; RFC 3168 6.1.2).
+NS2_DCTCP = {"initial_alpha": 0.0, "window_floor": "none"}
 XPASS_PAPER_TRANSPORT = {"protocol": "expresspass", "alpha": 0.0625, "w_init": 0.0625, "early_credit_stop": False}
 # The Homa simulator has no loss recovery and these runs have infinite buffers: nothing is ever lost,
 # so Homa's RESEND timeout is set far above any queueing delay (a shorter one resends packets that are
@@ -71,7 +72,7 @@ def _dctcp_xpass_paper(nic: dict) -> dict:
     """DCTCP as the ExpressPass authors' ns-2 scripts set it (setup texts below), with the host NIC's buffer."""
     return {
         "transport": {"protocol": "dctcp", "g": 0.0625, "max_window_packets": 180, "initial_window_packets": 2,
-                      "min_rto_us": 200_000.0, **NS2_FULLTCP_SETUP, **NS2_ECN_WINDOW},
+                      "min_rto_us": 200_000.0, **NS2_FULLTCP_SETUP, **NS2_DCTCP},
         "queue": {"limit_bytes": 250 * 1538, "ecn": "step", "ecn_k_bytes": 65 * 1538, "nic": nic},
         "routing": {"load_balancing": "ecmp"},
         "net": dict(XPASS_PAPER_NET),
@@ -305,8 +306,9 @@ _SETUPS = [
           "DropTail), per-flow ECMP, 1538 B frames; each connection opens "
           "with ns-2 FullTcp's SYN / SYN-ACK round trip, a lost SYN resent after 200 ms (the scripts' "
           "`rtxcur_init_ 0.001` raised to `minrto_` by ns-2's rtt_timeout), doubling; FCTs end at the sender's "
-          "last ACK, where the authors' FullTcp writes them; an ECN cut may leave under one packet of window, which "
-          "then waits for the retransmission timer (ns-2's TcpAgent::slowdown has no floor; RFC 3168 6.1.2)",
+          "last ACK, where the authors' FullTcp writes them; alpha starts at 0 (ns-2's `dctcp_alpha_` default) and an "
+          "ECN cut may leave under one packet of window, which then waits for the retransmission timer (ns-2's "
+          "TcpAgent::slowdown has no floor; RFC 3168 6.1.2)",
           _dctcp_xpass_paper(nic={"limit_packets": 1000})),
     Setup("dctcp-shuffle-paper", "dctcp-xpass-paper with the host's buffer ExpressPass has in the same figure "
           "(Fig. 17's MapReduce shuffle, whose script is not public): 1,000 x 1538 B counted in bytes, as the "

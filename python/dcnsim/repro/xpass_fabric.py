@@ -36,9 +36,9 @@ GROUPS = ["S", "M", "L", "XL"]  # 0-10 KB, 10-100 KB, 100 KB-1 MB, >= 1 MB
 EDGES = [10_000, 100_000, 1_000_000]
 OPTIONAL = ["rcp", "dx", "hull"]
 # The window baselines the authors ran on ns-2's FullTcp: each connection opens with a SYN round trip
-# (as dctcp-xpass-paper does); HULL's DCTCP answers ECN as ns-2 does (a window under one packet waits).
+# (as dctcp-xpass-paper does); HULL's DCTCP is ns-2's (alpha from 0, a window under one packet waits).
 NS2_FULLTCP = ["dx", "hull"]
-NS2_ECN = ["hull"]
+NS2_DCTCP = ["hull"]
 
 # Table 3 (KB): (workload, load) -> {protocol: (average, maximum)}.
 PAPER_TABLE3 = {
@@ -95,8 +95,8 @@ def protocol_tables(name: str) -> dict:
     transport = own.get("transport", {"protocol": name})
     if name in NS2_FULLTCP:
         transport = {**transport, **setups_mod.NS2_FULLTCP_SETUP}
-    if name in NS2_ECN:
-        transport = {**transport, **setups_mod.NS2_ECN_WINDOW}
+    if name in NS2_DCTCP:
+        transport = {**transport, **setups_mod.NS2_DCTCP}
     return {"transport": transport,
             "queue": {"limit_packets": 250, "nic": {"limit_packets": 1000}},
             "routing": {"load_balancing": "ecmp"},

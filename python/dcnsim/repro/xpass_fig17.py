@@ -9,8 +9,9 @@ DCTCP runs as the authors' ns-2 scripts set it (setup dctcp-shuffle-paper): Full
 first, a lost SYN resent after 200 ms (the scripts' `rtxcur_init_ 0.001` raised to ns-2's `minrto_`
 by rtt_timeout), its minimum RTO ns-2's 200 ms default (the scripts' `mintro_ 0.004` misspells the
 key), its initial window ns-2's 2 packets, its FCT written at the sender's last ACK (tcp-full.cc
-newack), switch queues and K counted in bytes as ns-2's RED does, an ECN cut free to leave under one
-packet of window, which then waits for the retransmission timer (ns-2's TcpAgent::slowdown); the
+newack), switch queues and K counted in bytes as ns-2's RED does, alpha from ns-2's default 0, an ECN
+cut free to leave under one packet of window, which then waits for the retransmission timer (ns-2's
+TcpAgent::slowdown); the
 paper's stragglers are flows that lost packets or were cut that low and backed off from that RTO. Its host NIC is the one ExpressPass has here,
 1,000 x 1538 B counted in bytes: with a 1,000-*packet* NIC (the dumbbell scripts' DropTail) each
 host's 2,496 connections meet a queue that holds fewer packets than they have, 1,496 SYNs are lost
