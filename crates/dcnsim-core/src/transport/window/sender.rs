@@ -84,8 +84,8 @@ pub struct Counters {
     pub window_cuts: u64,
     /// PB-FS: PBT-triggering data packets sent.
     pub pbt_packets_sent: u64,
-    /// ECN cuts that left a window under one packet (with `sub_packet_wait`, each a wait for the
-    /// retransmission timer; those expiries are not counted as timeouts).
+    /// ECN cuts that left a window under one packet (with `sub_packet_wait`; with data left to send,
+    /// each starts a wait for the retransmission timer, whose expiry is not counted as a timeout).
     pub sub_packet_waits: u64,
 }
 
