@@ -4,11 +4,12 @@
 //! Sender: snd_una (first unacknowledged byte), snd_nxt (next byte to send; goes back after a
 //! timeout), snd_max (highest byte ever sent). New data goes while the bytes in flight fit the
 //! controller's window (one segment is always allowed when nothing is in flight, so a window
-//! under one MSS cannot stall, unless `sub_packet_wait` makes it wait for the retransmission timer)
-//! and, when the controller sets a pacing rate, no sooner than the pacing slot. Loss recovery: fast retransmit on the `dupack_threshold`-th duplicate ACK, then
-//! NewReno fast recovery (RFC 6582) with partial ACKs resending the next hole, until the ACK
-//! passes `recover` (snd_max when recovery began); the retransmission timer (RFC 6298, via
-//! [`RttEstimator`]) backs off exponentially and goes back N (snd_nxt = snd_una).
+//! under one MSS cannot stall, unless `sub_packet_wait` makes it wait for the retransmission
+//! timer) and, when the controller sets a pacing rate, no sooner than the pacing slot. Loss
+//! recovery: fast retransmit on the `dupack_threshold`-th duplicate ACK, then NewReno fast
+//! recovery (RFC 6582) with partial ACKs resending the next hole, until the ACK passes `recover`
+//! (snd_max when recovery began); the retransmission timer (RFC 6298, via [`RttEstimator`]) backs
+//! off exponentially and goes back N (snd_nxt = snd_una).
 //!
 //! Receiver: cumulative ACK (next byte expected), out-of-order data buffered; one ACK per data
 //! packet, echoing the packet's CE mark (ECE) and its send time stamp.
@@ -121,7 +122,8 @@ pub struct Conn<C> {
     /// `sub_packet_wait`: the last ECN answer was made at a window of one packet or less (ns-2's
     /// `ecn_backoff_`); while set, ACKs with an echo keep the back-off.
     ecn_backoff: bool,
-    /// When the retransmission timer expires; `None` when nothing is outstanding.
+    /// When the retransmission timer expires; `None` when nothing is outstanding and no sub-packet
+    /// window waits for it.
     rto_deadline: Option<Time>,
     /// One timer event per connection is pending; the deadline itself moves without events.
     rto_timer_pending: bool,
@@ -423,7 +425,7 @@ impl<C: CongestionControl> Conn<C> {
             self.ecn_backoff = false;
         }
         self.rto_deadline = None;
-        let window_before = self.cc.window_bytes();
+        let window_before = if cfg.sub_packet_wait { self.cc.window_bytes() } else { 0.0 };
         let phase = if !self.in_recovery {
             AckPhase::Open
         } else if ack >= self.recover {
