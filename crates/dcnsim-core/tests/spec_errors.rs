@@ -170,6 +170,21 @@ fn malformed_specs_name_the_field() {
             "transport.g",
             "unknown key",
         ),
+        (
+            "unknown window floor",
+            Box::new(set("transport.window_floor", s("zero"))),
+            "transport.window_floor",
+            "one_packet",
+        ),
+        (
+            "window floor without ECN",
+            Box::new(|t: &mut toml::Table| {
+                set("transport.protocol", s("newreno"))(t);
+                set("transport.window_floor", s("none"))(t);
+            }),
+            "transport.window_floor",
+            "unknown key",
+        ),
         ("both limits", Box::new(set("queue.limit_bytes", V::Integer(1000))), "queue.limit_packets", "not both"),
         (
             "too many priorities",
