@@ -175,7 +175,12 @@ fn protocol_tables(rng: &mut Rng, protocol: &str) -> String {
             };
             format!("recovery = \"{}\"\n{int}", pick(rng, &["go_back_n", "irn"]))
         }
-        "hull" => "[switch]\nphantom_queue = true\n".into(),
+        // Half the ECN window protocols answer as ns-2 does: alpha from 0, windows under one packet.
+        "dctcp" | "hull" => {
+            let ns2 = if rng.bernoulli(0.5) { "initial_alpha = 0.0\nwindow_floor = \"none\"\n" } else { "" };
+            let switch = if protocol == "hull" { "[switch]\nphantom_queue = true\n" } else { "" };
+            format!("{ns2}{switch}")
+        }
         "mptcp" => format!("subflows = {}\nrto_jitter = {}\n", 1 + rng.below(8), pick(rng, &["0.0", "0.5"])),
         _ => String::new(),
     };
