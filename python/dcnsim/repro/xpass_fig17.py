@@ -11,9 +11,9 @@ by rtt_timeout), its minimum RTO ns-2's 200 ms default (the scripts' `mintro_ 0.
 key), its initial window ns-2's 2 packets, its FCT written at the sender's last ACK (tcp-full.cc
 newack), switch queues and K counted in bytes as ns-2's RED does, alpha from ns-2's default 0, an ECN
 cut free to leave under one packet of window, which then waits for the retransmission timer (ns-2's
-TcpAgent::slowdown); the
-paper's stragglers are flows that lost packets or were cut that low and backed off from that RTO. Its host NIC is the one ExpressPass has here,
-1,000 x 1538 B counted in bytes: with a 1,000-*packet* NIC (the dumbbell scripts' DropTail) each
+TcpAgent::slowdown); the paper's stragglers are flows that lost packets or were cut that low and
+backed off from that RTO. Its host NIC is the one ExpressPass has here, 1,000 x 1538 B counted in
+bytes: with a 1,000-*packet* NIC (the dumbbell scripts' DropTail) each
 host's 2,496 connections meet a queue that holds fewer packets than they have, 1,496 SYNs are lost
 at t = 0, and 855 flows are still unfinished at 40 s (docs/protocols/expresspass.md has the runs).
 ExpressPass runs as expresspass-paper (no early credit stop: the paper predates it) with ns-2's

@@ -390,25 +390,7 @@ impl<C: CongestionControl> Conn<C> {
         self.rtt.on_sample(rtt);
 
         if ack == self.snd_una {
-            if self.snd_nxt > self.snd_una {
-                self.dupacks += 1;
-                if self.in_recovery {
-                    self.cc.on_dupack();
-                } else if self.dupacks == cfg.dupack_threshold {
-                    let loss = LossInfo {
-                        now: ctx.now(),
-                        snd_una: self.snd_una,
-                        snd_max: self.snd_max,
-                        dupacks: self.dupacks,
-                    };
-                    self.cc.on_fast_retransmit(&loss);
-                    self.in_recovery = true;
-                    self.recover = self.snd_max;
-                    self.resend_first(ctx, cfg, n);
-                    n.fast_retransmits += 1;
-                }
-            }
-            self.send_window(ctx, cfg, n);
+            self.on_duplicate_ack(ctx, cfg, n);
             return Status::Open;
         }
 
@@ -457,6 +439,26 @@ impl<C: CongestionControl> Conn<C> {
         }
         self.send_window(ctx, cfg, n);
         Status::Open
+    }
+
+    /// An ACK that acknowledged nothing new: counted as a duplicate while data is outstanding (fast
+    /// retransmit at the threshold, window inflation in recovery); the window may still admit data.
+    fn on_duplicate_ack(&mut self, ctx: &mut Ctx, cfg: &SenderConfig, n: &mut Counters) {
+        if self.snd_nxt > self.snd_una {
+            self.dupacks += 1;
+            if self.in_recovery {
+                self.cc.on_dupack();
+            } else if self.dupacks == cfg.dupack_threshold {
+                let loss =
+                    LossInfo { now: ctx.now(), snd_una: self.snd_una, snd_max: self.snd_max, dupacks: self.dupacks };
+                self.cc.on_fast_retransmit(&loss);
+                self.in_recovery = true;
+                self.recover = self.snd_max;
+                self.resend_first(ctx, cfg, n);
+                n.fast_retransmits += 1;
+            }
+        }
+        self.send_window(ctx, cfg, n);
     }
 
     /// After an ECN cut with `sub_packet_wait`: ns-2's `TcpAgent::ecn` backs the timer off when
