@@ -119,13 +119,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ca(iw: u64) -> Lia {
-        let w = WindowSetup {
-            mss_bytes: MSS,
-            initial_window_packets: iw,
-            max_window_packets: None,
-            slow_start: false,
-            sub_packet_ecn_cuts: false,
-        };
+        let w = crate::transport::window::cc::reno::tests::setup(iw, false, None);
         Lia::new(&w, true, None)
     }
 
@@ -176,13 +170,7 @@ mod tests {
 
     #[test]
     fn the_initial_ssthresh_ends_slow_start() {
-        let w = WindowSetup {
-            mss_bytes: MSS,
-            initial_window_packets: 10,
-            max_window_packets: None,
-            slow_start: true,
-            sub_packet_ecn_cuts: false,
-        };
+        let w = crate::transport::window::cc::reno::tests::setup(10, true, None);
         let mut s = Lia::new(&w, true, Some(15_000.0));
         s.couple((1.0, 10_000.0));
         for _ in 0..5 {

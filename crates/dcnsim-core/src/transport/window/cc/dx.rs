@@ -149,13 +149,7 @@ mod tests {
     const US: Time = 1_000_000;
 
     fn control(target_ps: f64, iw: u64, slow_start: bool) -> DxControl {
-        let w = WindowSetup {
-            mss_bytes: MSS,
-            initial_window_packets: iw,
-            max_window_packets: None,
-            slow_start,
-            sub_packet_ecn_cuts: false,
-        };
+        let w = super::super::reno::tests::setup(iw, slow_start, None);
         DxControl::new(&DxParams { target_ps }, &w)
     }
 

@@ -75,13 +75,7 @@ mod tests {
 
     #[test]
     fn paces_at_the_window_over_the_smoothed_rtt() {
-        let w = WindowSetup {
-            mss_bytes: 1000,
-            initial_window_packets: 10,
-            max_window_packets: None,
-            slow_start: false,
-            sub_packet_ecn_cuts: false,
-        };
+        let w = super::super::reno::tests::setup(10, false, None);
         let p = HullParams { dctcp: DctcpParams { g: 1.0 / 16.0, initial_alpha: 1.0 }, pace: true };
         let mut c = HullControl::new(&p, &w);
         assert_eq!(c.pacing_rate(), None, "no RTT sample yet");

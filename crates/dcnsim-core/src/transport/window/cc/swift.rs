@@ -212,13 +212,7 @@ mod tests {
     }
 
     fn control(p: &SwiftParams, cwnd: u64, hops: u32) -> SwiftControl {
-        let w = WindowSetup {
-            mss_bytes: MSS,
-            initial_window_packets: cwnd,
-            max_window_packets: None,
-            slow_start: false,
-            sub_packet_ecn_cuts: false,
-        };
+        let w = super::super::reno::tests::setup(cwnd, false, None);
         SwiftControl::new(p, &w, hops)
     }
 
