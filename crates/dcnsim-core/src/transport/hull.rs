@@ -11,7 +11,8 @@
 //! - phantom queues at every switch egress: a counter drained at gamma x line rate, marking CE on
 //!   departing ECN-capable packets while over the threshold (on top of any real-queue marking the
 //!   `[queue]` table sets; HULL's switches mark on the phantom queue only, so leave `ecn` unset)
-//! - DCTCP at the hosts (alpha EWMA with `g`, cut by alpha / 2 once per window; NewReno recovery)
+//! - DCTCP at the hosts (alpha EWMA with `g`, cut by alpha / 2 once per window; NewReno recovery;
+//!   `window_floor = "none"` lets a cut leave under one packet, as ns-2's DCTCP agent: `dctcp.rs`)
 //! - pacing (`pace_data`): each flow paces at cwnd / srtt, the rate HULL's hardware pacer converges
 //!   to for a window-limited flow
 //!
