@@ -141,7 +141,8 @@ impl Hpcc {
         self.u = (self.u * (t - tau) + u * tau) / t;
         let k = self.u / l.eta;
         let (rate, stage) = if k >= 1.0 || self.stage >= l.max_stage {
-            (divided(self.reference_bps, k) + l.ai_bps, 0)
+            // An idle hop (U = 0) makes Rc / k infinite: `divided` saturates, the clamp caps it.
+            (divided(self.reference_bps, k).saturating_add(l.ai_bps), 0)
         } else {
             (self.reference_bps + l.ai_bps, self.stage + 1)
         };
@@ -312,6 +313,19 @@ mod tests {
         h.on_feedback(&ack(5000, 6000), &[hop(3.0, 30_000, 0), fast(14.5, 550_000, 1_000_000)]);
         assert!((h.utilization() - 1.1).abs() < 1e-12, "{}", h.utilization());
         assert_eq!(h.rate_bps(), (rc as f64 / (h.utilization() / 0.95)) as u64 + AI);
+    }
+
+    #[test]
+    fn an_idle_bottleneck_sends_the_rate_to_line_rate() {
+        // U = 0 (no bytes sent and no queue between two records) with maxStage 0: Rc / (U / eta)
+        // is infinite, so the rate is the line's; it once overflowed `+ AI` (a panic in debug
+        // builds, a wrap to a rate near zero in release).
+        let mut h = hpcc(0);
+        h.on_feedback(&ack(1000, 2000), &[hop(0.0, 0, 125_000)]);
+        h.on_feedback(&ack(3000, 4000), &[hop(10.0, 125_000, 125_000)]);
+        assert!(h.rate_bps() < LINE);
+        h.on_feedback(&ack(5000, 6000), &[hop(20.0, 125_000, 0)]);
+        assert_eq!((h.utilization(), h.rate_bps(), h.reference_bps()), (0.0, LINE, LINE));
     }
 
     #[test]
