@@ -3,7 +3,7 @@
 A run's flows.parquet can be hundreds of MB (a 24 ms WKa run of the SIRD fabric: 180 MB), while
 every table a sweep reports (`dcnsim results`, the repro reports of sweeps like `sird-table5`) reads
 only summary.json. A pack keeps summary.json, spec.json and the DONE record of each finished run
-(about 1 KB per run once compressed: 308 KB for 329 runs of `sird-table5`), so a sweep too long for
+(about 1 KB per run once compressed: 396 KB for the 432 runs of `sird-table5`), so a sweep too long for
 one machine session can be carried to the next one (unpack, then run the same sweep: the packed runs
 count as finished for a sweep with `flow_tables = false`, as `sird-table5` is; one that keeps flow
 tables runs them again), shared, or committed as the evidence behind a documented table.
