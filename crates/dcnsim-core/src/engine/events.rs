@@ -7,6 +7,7 @@
 //! one per packet in flight.
 
 use super::far::{FarEntry, FarTimers, COARSE_SHIFT};
+use super::slot_sort;
 use super::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +82,10 @@ pub struct EventQueue {
     /// rest) is inserted near the end, not shifted in at the front.
     current: Option<usize>,
     drain: Vec<Entry>,
+    /// Scratch buffer of the slot sort (`slot_sort`), kept to reuse its allocation.
+    sort_scratch: Vec<Entry>,
+    /// Scratch: the blocks of the slot being gathered, newest first.
+    block_order: Vec<u32>,
     cursor: usize,
     /// Start time of the slot being drained (its entries' keys hold offsets from it).
     drain_base: Time,
@@ -127,6 +132,8 @@ impl Default for EventQueue {
             free: NIL,
             current: None,
             drain: Vec::new(),
+            sort_scratch: Vec::new(),
+            block_order: Vec::new(),
             cursor: 0,
             drain_base: 0,
             walk: NIL,
@@ -281,16 +288,20 @@ impl EventQueue {
         }
         self.drain.clear();
         self.cursor = 0;
+        // Oldest block first, so the entries come in insertion order (what `slot_sort` relies on).
         let mut n = std::mem::replace(&mut self.heads[s], NIL);
+        self.block_order.clear();
         while n != NIL {
-            let b = &self.blocks[n as usize];
-            self.drain.extend_from_slice(&b.entries[..b.len as usize]);
-            let next = b.next;
-            self.blocks[n as usize].next = self.free;
-            self.free = n;
-            n = next;
+            self.block_order.push(n);
+            n = self.blocks[n as usize].next;
         }
-        self.drain.sort_unstable_by_key(|e| e.key);
+        for &n in self.block_order.iter().rev() {
+            let b = &mut self.blocks[n as usize];
+            self.drain.extend_from_slice(&b.entries[..b.len as usize]);
+            b.next = self.free;
+            self.free = n;
+        }
+        slot_sort::sort_slot(&mut self.drain, &mut self.sort_scratch, SEQ_BITS, |e| e.key);
         self.drain_base = self.slot_start(s);
         self.current = Some(s);
         self.walk = NIL;

@@ -4,4 +4,5 @@ mod far;
 pub mod huge_pages;
 pub mod prefetch;
 pub mod rng;
+mod slot_sort;
 pub mod time;
