@@ -59,7 +59,8 @@ fn counting_pass<T: Copy>(v: &mut Vec<T>, scratch: &mut Vec<T>, digit: impl Fn(&
         *slot = sum;
         sum += count;
     }
-    scratch.clear();
+    // Every position is written below; only a shorter buffer needs filling (the second pass's
+    // scratch is the first pass's input, already of this length).
     scratch.resize(v.len(), v[0]);
     for x in v.iter() {
         let d = digit(x);
