@@ -5,9 +5,8 @@
 //! Protocol knobs (window sizes, gains, floors) keep their sanity ranges beside their readers: they
 //! bound one protocol's behaviour, not the simulator's arithmetic or memory.
 
-use crate::engine::events::Event;
-use crate::engine::time::{Rate, Time, US};
-use crate::net::packet::{FlowId, HostId, Packet, PacketId};
+use crate::ids::{FlowId, HostId, PacketId};
+use crate::time::{Rate, Time, US};
 
 // ---- Run size: memory and index widths ----
 
@@ -82,12 +81,21 @@ const fn us_to_ps(us: f64) -> Time {
     us as Time * US
 }
 
+/// Whether `gbps` is a rate the engine represents (`MIN_RATE_GBPS` to `MAX_RATE_GBPS`);
+/// the error says why not. NaN and infinity are not rates.
+pub fn check_gbps(gbps: f64) -> Result<(), String> {
+    let (min, max) = (MIN_RATE_GBPS, MAX_RATE_GBPS);
+    if (min..=max).contains(&gbps) {
+        Ok(())
+    } else {
+        Err(format!("must be in [{min}, {max}] Gb/s, got {gbps}"))
+    }
+}
+
 // ---- Relations, checked when the crate compiles ----
 
-// The hot structures keep their size: an event is 8 bytes (24 with its key in the queue) and a
-// packet fits one cache line.
-const _: () = assert!(size_of::<Event>() == 8, "Event must stay 8 bytes");
-const _: () = assert!(size_of::<Packet>() <= 64, "Packet must fit a 64-byte cache line");
+// The hot structures keep their size (an 8-byte event, a packet in one cache line): asserted beside
+// their types, in `engine/events.rs` and `net/packet.rs`.
 
 // Limits fit the integer types that carry them.
 const _: () = assert!(MAX_LIVE_PACKETS <= PacketId::MAX as usize, "packet ids are u32");
@@ -121,3 +129,14 @@ const LONGEST_TIMER_PS: Time = (us_to_ps(MAX_RTO_US) << MAX_RTO_BACKOFF_SHIFT)
     + us_to_ps(MAX_DELAY_US)
     + Rate::from_bps(MIN_RATE_BPS).tx_time(MAX_PACKET_BYTES as u32);
 const _: () = assert!(us_to_ps(MAX_DURATION_US) + LONGEST_TIMER_PS <= u64::MAX / 16, "time overflows a u64");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_outside_the_limits_are_refused() {
+        assert!(check_gbps(1e-10).is_err() && check_gbps(f64::NAN).is_err() && check_gbps(2e5).is_err());
+        assert!(check_gbps(MIN_RATE_GBPS).is_ok() && check_gbps(400.0).is_ok());
+    }
+}

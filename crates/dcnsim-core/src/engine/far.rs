@@ -7,7 +7,7 @@
 //! 1 s) wait in a binary heap. Before, every far timer went through one heap: a DCTCP run with
 //! 186 k pending timers walked 17 levels of cold memory per pop.
 
-use super::time::Time;
+use crate::time::Time;
 use std::collections::BinaryHeap;
 
 /// Width of a coarse slot: the fine wheel's whole span (`SLOT_SHIFT + SLOT_BITS` in events.rs).

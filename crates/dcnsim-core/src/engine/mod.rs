@@ -5,4 +5,3 @@ pub mod huge_pages;
 pub mod prefetch;
 pub mod rng;
 mod slot_sort;
-pub mod time;

@@ -1,4 +1,6 @@
 //! The network model: packets, egress ports with their pipelines of queue stages and links, routing.
+pub mod framing;
+pub mod link_usage;
 pub mod network;
 pub mod packet;
 pub mod paths;

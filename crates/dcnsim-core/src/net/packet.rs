@@ -9,12 +9,11 @@
 //! In-band telemetry (INT, for HPCC) does not fit in 64 bytes: the pool keeps it in a side table
 //! indexed like the packets (`net::pipeline::int`), reset when a slot is reused.
 
-use crate::engine::time::Time;
 use crate::net::pipeline::int::{IntHop, IntTable};
+use crate::record::trace::TracedPacket;
+use crate::time::Time;
 
-pub type PacketId = u32;
-pub type HostId = u32;
-pub type FlowId = u32;
+pub use crate::ids::{FlowId, HostId, PacketId};
 
 /// What a packet is, as far as transports and switches care. Names, not numeric codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +46,14 @@ impl PacketKind {
         PacketKind::Bounced,
         PacketKind::Control,
     ];
+
+    /// The kind's name in result tables, indexed like `ALL` (the `repr(u8)` order).
+    pub const NAMES: [&'static str; 9] =
+        ["data", "ack", "nack", "pull", "credit", "credit_request", "header", "bounced", "control"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
 }
 
 /// Flag bits in `Packet::flags`.
@@ -123,6 +130,28 @@ pub struct Packet {
     /// protocol bits (SIRD's probe, dcPIM's RTS) alias it when several transports share a run.
     pub pbt: bool,
 }
+
+impl TracedPacket for Packet {
+    const KIND_NAMES: &'static [&'static str] = &PacketKind::NAMES;
+    fn flow(&self) -> FlowId {
+        self.flow
+    }
+    fn kind_code(&self) -> u32 {
+        self.kind as u32
+    }
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn ack(&self) -> u64 {
+        self.ack
+    }
+    fn size_bytes(&self) -> u64 {
+        self.size as u64
+    }
+}
+
+// A packet fits one cache line (the pool is scanned and prefetched by line).
+const _: () = assert!(size_of::<Packet>() <= 64, "Packet must fit a 64-byte cache line");
 
 /// `Packet::ingress` of a packet still at its source.
 pub const NO_PORT: u32 = u32::MAX;

@@ -5,14 +5,14 @@
 //! The pipe is a FIFO of (arrival time, packet); arrivals are in order because serializations on
 //! one link never overlap. One pending `LinkArrival` event per non-empty pipe suffices.
 
-use crate::engine::time::{Rate, Time};
 use crate::net::packet::PacketId;
 use crate::net::pipeline::credit_shaper::CreditShaper;
 use crate::net::pipeline::scheduler::Dequeued;
 use crate::net::queue::MAX_PRIORITIES;
+use crate::time::{Rate, Time};
 use std::collections::VecDeque;
 
-pub type NodeId = u32;
+pub use crate::ids::{NodeId, PortId};
 
 /// Marks data packets in a queue entry's size field.
 const DATA_BIT: u32 = 1 << 31;
@@ -21,7 +21,6 @@ const INLINE_CLASSES: usize = 2;
 /// Packets on a link kept in the port itself (two cache lines). At 100 Gb/s with 1 us links an NDP
 /// fabric's links hold 3 to 8 packets (data, headers and pulls) nearly all the time.
 const PIPE_INLINE: usize = 8;
-pub type PortId = u32;
 /// Cache lines `Port::prefetch` fetches: up to the end of the pipe.
 const PREFETCH_LINES: usize =
     (std::mem::offset_of!(Port, pipe) + std::mem::size_of::<[(Time, PacketId); PIPE_INLINE]>()).div_ceil(64);

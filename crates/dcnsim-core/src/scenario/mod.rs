@@ -1,15 +1,18 @@
-//! Scenarios: the spec format (reading, validation, documentation) and running a spec to results.
-pub mod output;
-pub mod reader;
+//! The run loop: the spec of a whole run (reading, validation, documentation) and the simulation
+//! that builds the network, transports and workload from it and pops events until the end.
+pub mod errors;
+pub mod options;
 pub mod run;
 pub mod setup_clock;
 pub mod spec;
 
-pub use output::{RunError, RunOptions, RunOutput};
-pub use reader::{ParamDoc, SpecError};
-pub use run::{read_spec, run, Simulation};
+pub use crate::spec_reader::{ParamDoc, SpecError};
+pub use errors::RunError;
+pub use options::{RunOptions, CANCEL_CHECK_EVENTS};
+pub use run::Simulation;
+pub use spec::read_spec;
 
-use reader::Section;
+use crate::spec_reader::Section;
 use std::cell::RefCell;
 
 /// Everything `dcnsim describe` prints.

@@ -1,19 +1,19 @@
 //! The simulation: build the network, the transport and the workload from a spec, then pop events
 //! until the end. The loop only dispatches; the network, transport and metrics do the work.
 
-use super::output::{RunError, RunOptions, RunOutput, CANCEL_CHECK_EVENTS};
-use super::reader::{resolved_to_json, Resolved, Section};
+use super::errors::RunError;
+use super::options::{RunOptions, CANCEL_CHECK_EVENTS};
 use super::setup_clock::SetupClock;
 use super::spec::RunSpec;
 use crate::engine::events::{Event, EventQueue};
-use crate::engine::time::{to_us, Time};
-use crate::metrics::flow_state::FlowStateSeries;
-use crate::metrics::flows::{FlowLog, FlowRecord, RxBins};
-use crate::metrics::link_usage;
-use crate::metrics::trace::PacketTrace;
+use crate::net::link_usage;
 use crate::net::packet::{Fate, HostId, Packet, PacketId, PacketKind};
 use crate::net::port::PortId;
 use crate::net::Network;
+use crate::record::flow_state::FlowStateSeries;
+use crate::record::flows::{FlowLog, FlowRecord, RxBins};
+use crate::record::trace::PacketTrace;
+use crate::time::{to_us, Time};
 use crate::transport::{Ctx, Transport, TransportEnv};
 use crate::workload::{FlowArrival, Workload, WorkloadEnv};
 use std::time::Instant;
@@ -155,7 +155,7 @@ impl Simulation {
             format!("topology: {} hosts, {} switches, {} links", graph.hosts, graph.switches.len(), graph.links.len())
         });
         let mut net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
-            .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
+            .map_err(|m| RunError::Spec(crate::spec_reader::SpecError { field: "topology".into(), message: m }))?;
         net.configure_switches(&spec.switch, spec.framing.mtu_bytes.max(spec.framing.control_bytes))?;
         net.configure_postcards(spec.switch.postcards, spec.framing.mtu_bytes, spec.framing.control_bytes)?;
         if let Some(cs) = spec.transports.iter().find_map(|t| t.config.needs().credit_shaping) {
@@ -490,44 +490,4 @@ impl Simulation {
         self.flows.closed_loop_done.clear();
         self.schedule_arrival();
     }
-}
-
-/// Reads and validates a spec; returns it with the resolved form (every default filled in).
-pub fn read_spec(spec: &serde_json::Value) -> Result<(RunSpec, serde_json::Value), RunError> {
-    let Some(map) = spec.as_object() else {
-        return Err(RunError::Spec(crate::scenario::reader::SpecError {
-            field: "(root)".into(),
-            message: "the spec must be a table".into(),
-        }));
-    };
-    let rec = Resolved::default();
-    let mut top = Section::recording("", map, &rec);
-    let parsed = RunSpec::read(&mut top)?;
-    top.finish()?;
-    let resolved = resolved_to_json(&rec.borrow());
-    Ok((parsed, resolved))
-}
-
-/// Reads the spec, simulates, and collects the results.
-pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, RunError> {
-    let (parsed, resolved) = read_spec(spec)?;
-    let from_spec = parsed.warnings.len();
-    parsed.warnings.iter().for_each(print_warning);
-    let mut sim = Simulation::new_with(parsed, opts)?;
-    let (wall, cpu) = (Instant::now(), crate::metrics::cpu_time::thread_cpu_s());
-    let events = sim.run(opts)?;
-    let wall_s = wall.elapsed().as_secs_f64();
-    let cpu_s = cpu.and_then(|c| Some(crate::metrics::cpu_time::thread_cpu_s()? - c));
-    let traces = crate::metrics::trace::TraceOutput::take(&mut sim);
-    let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s, !opts.summary_only)?;
-    crate::metrics::summary::add_cpu_time(&mut out.summary, events, cpu_s);
-    traces.attach(&mut out);
-    let warnings = out.summary["warnings"].as_array().map_or(&[][..], |w| w.as_slice());
-    warnings.iter().skip(from_spec).filter_map(|w| w.as_str()).for_each(print_warning);
-    Ok(out)
-}
-
-/// Warnings go to stderr as they are found, and into the summary's `warnings`.
-fn print_warning(w: impl AsRef<str>) {
-    eprintln!("[dcnsim] warning at {}", w.as_ref());
 }

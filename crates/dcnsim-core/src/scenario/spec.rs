@@ -1,14 +1,16 @@
 //! The run spec: every section, read and validated up front. The same reading code documents the
 //! parameters (`describe`), so the docs cannot drift from what is accepted.
 
-use super::reader::{Section, SpecError, SpecResult};
-use crate::engine::time::{from_us, Rate, Time};
-use crate::metrics::trace::TraceSpec;
+use super::errors::RunError;
+use crate::net::framing::Framing;
 use crate::net::packet::LoadBalancing;
 use crate::net::queue::QueueConfig;
 use crate::net::{QueueConfigs, SwitchConfig};
+use crate::record::trace::TraceSpec;
+use crate::spec_reader::{resolved_to_json, Resolved, Section, SpecError, SpecResult};
+use crate::time::{from_us, Rate, Time};
 use crate::topology::Topology;
-use crate::transport::{Framing, Needs, SpecEnv, TransportConfig};
+use crate::transport::{Needs, SpecEnv, TransportConfig};
 use crate::workload::spec::RunTiming;
 use crate::workload::WorkloadSpec;
 
@@ -213,7 +215,7 @@ impl RunSpec {
             "ecmp: per-flow hash; spray: random per packet at every switch; source: the sender picks the path per packet")?;
         r.finish()?;
 
-        let base = switch.spec_env(load_balancing, framing, &queues);
+        let base = SpecEnv::new(&switch, load_balancing, framing, &queues);
         let transports = read_transports(top, &base)?;
 
         let workload = WorkloadSpec::read(top)?;
@@ -411,4 +413,20 @@ fn check_needs(table: &str, needs: &Needs, queues: &QueueConfigs, topology: &Top
         }
     }
     Ok(warnings)
+}
+
+/// Reads and validates a spec; returns it with the resolved form (every default filled in).
+pub fn read_spec(spec: &serde_json::Value) -> Result<(RunSpec, serde_json::Value), RunError> {
+    let Some(map) = spec.as_object() else {
+        return Err(RunError::Spec(crate::spec_reader::SpecError {
+            field: "(root)".into(),
+            message: "the spec must be a table".into(),
+        }));
+    };
+    let rec = Resolved::default();
+    let mut top = Section::recording("", map, &rec);
+    let parsed = RunSpec::read(&mut top)?;
+    top.finish()?;
+    let resolved = resolved_to_json(&rec.borrow());
+    Ok((parsed, resolved))
 }

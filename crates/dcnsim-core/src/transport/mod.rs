@@ -44,40 +44,19 @@ pub mod timely;
 pub mod window;
 
 use crate::engine::events::{Event, EventQueue};
-use crate::engine::time::{Rate, Time};
-use crate::metrics::flows::{FlowLog, FlowRecord};
 use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet};
 use crate::net::pipeline::int::IntHop;
-use crate::net::{Network, QueueConfigs};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::net::{Network, QueueConfigs, SwitchConfig};
+use crate::record::flows::{FlowLog, FlowRecord};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{Rate, Time};
 
 pub use conformance::{Case, Conformance, LoneFlow};
 pub use env::TransportEnv;
 pub use needs::{ClassUse, Needs};
 pub use registry::{conformance, protocols, Transport, TransportConfig};
 
-/// Network-wide packet format, shared by every transport.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Framing {
-    /// Wire bytes of a full-sized data packet, headers included.
-    pub mtu_bytes: u32,
-    /// Header bytes in every data packet (on the wire, counted in `mtu_bytes`).
-    pub header_bytes: u32,
-    /// Wire bytes of a control packet (ACK, NACK, PULL, credit, trimmed header).
-    pub control_bytes: u32,
-}
-
-impl Framing {
-    /// Application payload of a full-sized packet.
-    pub fn mss(&self) -> u32 {
-        self.mtu_bytes - self.header_bytes
-    }
-
-    /// Wire size of the packet carrying `payload` bytes.
-    pub fn wire(&self, payload: u32) -> u32 {
-        payload + self.header_bytes
-    }
-}
+pub use crate::net::framing::Framing;
 
 /// What a protocol's spec reader may check its parameters against: the rest of the run's spec.
 pub struct SpecEnv<'a> {
@@ -94,6 +73,21 @@ pub struct SpecEnv<'a> {
     pub postcards: bool,
     /// Switches run PFC on at least one class (`[switch] pfc`): a lossless fabric.
     pub pfc: bool,
+}
+
+impl<'a> SpecEnv<'a> {
+    /// The run's spec as the transports' readers see it, with the switch features `switch` turns on.
+    pub fn new(
+        switch: &SwitchConfig,
+        load_balancing: LoadBalancing,
+        framing: Framing,
+        queues: &'a QueueConfigs,
+    ) -> SpecEnv<'a> {
+        let (int, rcp, phantom, postcards) =
+            (switch.int, switch.rcp.is_some(), switch.phantom.is_some(), switch.pbfs());
+        let pfc = switch.lossless != 0;
+        SpecEnv { load_balancing, framing, queues, int, rcp, phantom, postcards, pfc }
+    }
 }
 
 /// A transport protocol. One type may serve several registered names (e.g. `dctcp` and

@@ -10,7 +10,7 @@ use super::{
 };
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 
 macro_rules! registry {
     ($($variant:ident => $ty:ty),* $(,)?) => {
@@ -192,5 +192,12 @@ impl TransportConfig {
         }
         let protocol = s.choice("protocol", &names, "transport protocol")?;
         Ok(TransportConfig::read_named(s, &protocol, env)?.expect("the choice check admits registered names only"))
+    }
+}
+
+/// The flow state recorder (`record::flow_state`) samples a traced flow through its transport.
+impl crate::record::flow_state::StateSource for Transport {
+    fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {
+        Transport::flow_state(self, flow, out)
     }
 }

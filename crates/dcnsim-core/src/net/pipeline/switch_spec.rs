@@ -3,9 +3,9 @@
 //! `[switch]` runs exactly as before it existed.
 
 use super::deflection::DeflectionConfig;
-use crate::engine::time::{from_us, Time};
 use crate::net::QueueConfigs;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct SwitchConfig {
@@ -65,18 +65,6 @@ impl Default for SwitchConfig {
 }
 
 impl SwitchConfig {
-    /// What the transports' readers may check against: the run's spec with these switch features.
-    pub fn spec_env<'a>(
-        &self,
-        load_balancing: crate::net::packet::LoadBalancing,
-        framing: crate::transport::Framing,
-        queues: &'a QueueConfigs,
-    ) -> crate::transport::SpecEnv<'a> {
-        let (int, rcp, phantom, postcards) = (self.int, self.rcp.is_some(), self.phantom.is_some(), self.pbfs());
-        let pfc = self.lossless != 0;
-        crate::transport::SpecEnv { load_balancing, framing, queues, int, rcp, phantom, postcards, pfc }
-    }
-
     /// Switches send PB-FS CC-postcards.
     pub fn pbfs(&self) -> bool {
         self.postcards.is_some()

@@ -8,14 +8,10 @@
 //! kept, and the summary says where the trace was cut.
 
 use super::table::{Column, Table};
-use crate::engine::time::{from_us, Time};
-use crate::net::packet::{FlowId, Packet, PacketKind};
-use crate::net::port::{NodeId, PortId};
-use crate::scenario::output::RunOutput;
-use crate::scenario::reader::{Section, SpecResult};
-use crate::scenario::run::Simulation;
-use crate::scenario::spec::MAX_DURATION_US;
-use serde_json::json;
+use crate::ids::{FlowId, NodeId, PortId};
+use crate::limits::MAX_DURATION_US;
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 
 /// Most flows one run may trace: a trace is for looking inside a few flows, not for all of them.
 pub const MAX_TRACED_FLOWS: usize = 1024;
@@ -138,21 +134,16 @@ impl TraceEvent {
     }
 }
 
-/// Every packet kind, by its `repr(u8)` value (the order of `PacketKind`).
-const KINDS: [PacketKind; 9] = PacketKind::ALL;
-
-pub fn kind_name(k: PacketKind) -> &'static str {
-    match k {
-        PacketKind::Data => "data",
-        PacketKind::Ack => "ack",
-        PacketKind::Nack => "nack",
-        PacketKind::Pull => "pull",
-        PacketKind::Credit => "credit",
-        PacketKind::CreditRequest => "credit_request",
-        PacketKind::Header => "header",
-        PacketKind::Bounced => "bounced",
-        PacketKind::Control => "control",
-    }
+/// What the recorder reads of a packet: the network's packet type implements it, so the recorder
+/// sits below the network and knows no packet layout.
+pub trait TracedPacket {
+    /// Names of the packet kinds, indexed by `kind_code`.
+    const KIND_NAMES: &'static [&'static str];
+    fn flow(&self) -> FlowId;
+    fn kind_code(&self) -> u32;
+    fn seq(&self) -> u64;
+    fn ack(&self) -> u64;
+    fn size_bytes(&self) -> u64;
 }
 
 /// The packet trace being recorded (owned by the network while the run lasts).
@@ -207,17 +198,17 @@ impl PacketTrace {
     #[cold]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    pub fn record(
+    pub fn record<P: TracedPacket>(
         &mut self,
         now: Time,
-        pkt: &Packet,
+        pkt: &P,
         node: NodeId,
         port: PortId,
         event: TraceEvent,
         queue_bytes: u64,
         class: usize,
     ) {
-        if self.flows.binary_search(&pkt.flow).is_err() {
+        if self.flows.binary_search(&pkt.flow()).is_err() {
             return;
         }
         if self.time.len() >= self.max_rows {
@@ -227,11 +218,11 @@ impl PacketTrace {
         }
         debug_assert!(self.time.last().is_none_or(|&t| t <= now), "trace rows are recorded in time order");
         self.time.push(now);
-        self.flow.push(pkt.flow as u64);
-        self.kind.push(pkt.kind as u32);
-        self.seq.push(pkt.seq);
-        self.ack.push(pkt.ack);
-        self.size.push(pkt.size as u64);
+        self.flow.push(pkt.flow() as u64);
+        self.kind.push(pkt.kind_code());
+        self.seq.push(pkt.seq());
+        self.ack.push(pkt.ack());
+        self.size.push(pkt.size_bytes());
         self.node.push(node);
         self.port.push(port as u64);
         self.event.push(event as u32);
@@ -240,9 +231,9 @@ impl PacketTrace {
     }
 
     /// The trace as a table: time_ps, flow_id, kind, seq, ack, size_bytes, node, port_id, event,
-    /// queue_bytes, priority_class. `node_names` names the nodes by id.
-    pub fn into_table(self, node_names: &[String]) -> Table {
-        debug_assert!(KINDS.iter().enumerate().all(|(i, &k)| k as usize == i));
+    /// queue_bytes, priority_class. `node_names` names the nodes by id, `kind_names` the packet
+    /// kinds by code (`TracedPacket::KIND_NAMES`).
+    pub fn into_table(self, node_names: &[String], kind_names: &[&str]) -> Table {
         // Only the nodes that appear, in first-seen order (as the other string columns cross).
         let mut code_of = vec![u32::MAX; node_names.len()];
         let mut names = Vec::new();
@@ -261,10 +252,7 @@ impl PacketTrace {
         let mut t = Table::default();
         t.push("time_ps", Column::U64(self.time));
         t.push("flow_id", Column::U64(self.flow));
-        t.push(
-            "kind",
-            Column::Cat { categories: KINDS.iter().map(|&k| kind_name(k).into()).collect(), codes: self.kind },
-        );
+        t.push("kind", Column::Cat { categories: kind_names.iter().map(|&k| k.into()).collect(), codes: self.kind });
         t.push("seq", Column::U64(self.seq));
         t.push("ack", Column::U64(self.ack));
         t.push("size_bytes", Column::U64(self.size));
@@ -281,54 +269,6 @@ impl PacketTrace {
 }
 
 /// The empty packet trace table (a run without `[trace]`), with the columns of a real one.
-pub fn empty_table() -> Table {
-    PacketTrace::new(&TraceSpec { flows: Vec::new(), state_interval: 1, max_rows: 0 }).into_table(&[])
-}
-
-/// A finished run's traces and what the summary says about them.
-pub struct TraceOutput {
-    pub packets: Table,
-    pub flow_state: Table,
-    /// The summary's `trace` entry; `None` for a run without `[trace]`.
-    pub summary: Option<serde_json::Value>,
-}
-
-impl TraceOutput {
-    /// Takes the recorded traces out of a finished simulation.
-    pub fn take(sim: &mut Simulation) -> TraceOutput {
-        let (Some(spec), Some(packets), Some(series)) =
-            (sim.spec.trace.as_ref(), sim.net.tracer.take(), sim.flow_state.take())
-        else {
-            return TraceOutput { packets: empty_table(), flow_state: super::flow_state::empty_table(), summary: None };
-        };
-        let started = sim.flows.records.len() as u64;
-        let not_started: Vec<FlowId> = spec.flows.iter().copied().filter(|&f| f as u64 >= started).collect();
-        let truncated = packets.truncated_at.is_some() || series.truncated_at.is_some();
-        let summary = json!({
-            "flows": spec.flows,
-            "flows_not_started": not_started,
-            "state_interval_ps": spec.state_interval,
-            "max_rows": spec.max_rows,
-            "packet_rows": packets.rows(),
-            "packet_rows_dropped": packets.rows_dropped,
-            "packet_truncated_at_ps": packets.truncated_at,
-            "state_rows": series.rows(),
-            "state_truncated_at_ps": series.truncated_at,
-            "truncated": truncated,
-        });
-        TraceOutput {
-            packets: packets.into_table(&sim.net.node_names),
-            flow_state: series.into_table(),
-            summary: Some(summary),
-        }
-    }
-
-    /// Puts the traces into a run's output.
-    pub fn attach(self, out: &mut RunOutput) {
-        out.trace = self.packets;
-        out.flow_state = self.flow_state;
-        if let Some(s) = self.summary {
-            out.summary["trace"] = s;
-        }
-    }
+pub fn empty_table(kind_names: &[&str]) -> Table {
+    PacketTrace::new(&TraceSpec { flows: Vec::new(), state_interval: 1, max_rows: 0 }).into_table(&[], kind_names)
 }

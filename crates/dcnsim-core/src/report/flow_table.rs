@@ -1,16 +1,16 @@
 //! The flow table: one row per flow with its exact ideal FCT and slowdown, and the per-flow figures
 //! the summary's statistics need (collected whether or not the table itself is kept).
 
-use super::flows::FlowRecord;
 use super::ideal::ideal_over;
 use super::ideal_deflected::DeflectedPaths;
 use super::ideal_paths::{Crossing, IdealPaths};
-use super::table::{Column, OptU64s, Table};
-use crate::engine::time::Time;
+use crate::net::framing::Framing;
 use crate::net::packet::LoadBalancing;
-use crate::scenario::output::RunError;
+use crate::record::flows::FlowRecord;
+use crate::record::table::{Column, OptU64s, Table};
 use crate::scenario::run::Simulation;
-use crate::transport::Framing;
+use crate::scenario::RunError;
+use crate::time::Time;
 
 /// The flow table and what the slowdown statistics need from it.
 pub(super) struct FlowResults {

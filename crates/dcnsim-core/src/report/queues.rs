@@ -2,8 +2,8 @@
 //! `queues` object (maxima, means over the measurement window, every drop, mark, trim, bounce).
 
 use super::link_usage;
-use super::table::{Column, Table};
 use crate::net::port::PortRole;
+use crate::record::table::{Column, Table};
 use crate::scenario::run::Simulation;
 use serde_json::{json, Value};
 

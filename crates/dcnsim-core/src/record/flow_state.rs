@@ -5,9 +5,14 @@
 
 use super::table::{Column, Table};
 use super::trace::TraceSpec;
-use crate::engine::time::Time;
-use crate::net::packet::FlowId;
-use crate::transport::Transport;
+use crate::ids::FlowId;
+use crate::time::Time;
+
+/// Fills in a flow's control state (its protocol's `flow_state`): the run loop passes the flow's
+/// transport here, so the recorder knows no transport.
+pub trait StateSource {
+    fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>);
+}
 
 pub struct FlowStateSeries {
     /// Traced flow ids, sorted.
@@ -53,7 +58,7 @@ impl FlowStateSeries {
     }
 
     /// Records the flow's state now; returns whether its protocol reported any.
-    pub fn sample_flow(&mut self, now: Time, flow: FlowId, transport: &Transport) -> bool {
+    pub fn sample_flow(&mut self, now: Time, flow: FlowId, transport: &impl StateSource) -> bool {
         self.scratch.clear();
         transport.flow_state(flow, &mut self.scratch);
         for i in 0..self.scratch.len() {
@@ -80,7 +85,12 @@ impl FlowStateSeries {
     /// A periodic sample of every traced flow that has started (`started` flows exist) and is
     /// not done. Returns whether another tick is needed: some traced flow has yet to start or
     /// still has state, and the row cap was not reached.
-    pub fn tick<'t>(&mut self, now: Time, started: usize, transport_of: impl Fn(FlowId) -> &'t Transport) -> bool {
+    pub fn tick<'t, S: StateSource + 't>(
+        &mut self,
+        now: Time,
+        started: usize,
+        transport_of: impl Fn(FlowId) -> &'t S,
+    ) -> bool {
         let mut more = false;
         for i in 0..self.flows.len() {
             let f = self.flows[i];

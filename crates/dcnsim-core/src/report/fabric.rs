@@ -3,7 +3,7 @@
 //! and class, lossless drops (a configuration error: the headroom is too small), a deadlock, and
 //! PB-FS CC-postcards per switch and tier (whole run).
 
-use super::table::{Column, Table};
+use crate::record::table::{Column, Table};
 use crate::scenario::run::Simulation;
 use serde_json::{json, Value};
 

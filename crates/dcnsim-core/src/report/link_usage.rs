@@ -2,31 +2,9 @@
 //! bytes when it starts serializing it, so a packet on the wire when the window opens or closes is
 //! split: only the share serialized inside the window counts, and utilization can never exceed 1.
 
-use crate::engine::time::Time;
-use crate::net::pipeline::pfc::is_mac_frame;
+use crate::net::link_usage::unsent_after;
 use crate::net::Network;
-
-/// Per port: bytes of the packet being serialized at `t` that go out after `t` (pro-rated; 0 when
-/// the port is not serializing). The last packet put on a link is the only one that can be. PFC
-/// frames are not pooled packets and not counted in `tx_bytes`: they are skipped (a frame queued
-/// behind the packet on the wire is the link's last entry while that packet is still going out).
-pub fn unsent_after(net: &Network, t: Time) -> Vec<f64> {
-    net.ports
-        .iter()
-        .map(|p| {
-            let last = p.pipe_entries().rev().find(|&(_, id)| !is_mac_frame(id));
-            let Some((arrival, pkt)) = last else { return 0.0 };
-            let size = net.pool.get(pkt).size;
-            let end = arrival - p.delay;
-            let tx = p.rate.tx_time(size);
-            if end <= t || tx == 0 {
-                return 0.0;
-            }
-            debug_assert!(end - tx <= t, "a packet on the wire started after {t}");
-            size as f64 * (end - t).min(tx) as f64 / tx as f64
-        })
-        .collect()
-}
+use crate::time::Time;
 
 /// Utilization of each port over `[start, end]`: bytes serialized inside the window (`tx_bytes`
 /// counted from `start`, plus what the packet on the wire at `start` still had to send, minus what

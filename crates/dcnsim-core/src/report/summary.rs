@@ -2,10 +2,11 @@
 //! in `flow_table`), goodput over the measurement window, queue occupancy per port and per switch.
 
 use super::flow_table::{flow_table, FlowResults};
-use super::table::{Column, Table};
-use crate::engine::time::Rate;
-use crate::scenario::output::{RunError, RunOutput};
+use super::output::RunOutput;
+use crate::record::table::{Column, Table};
 use crate::scenario::run::Simulation;
+use crate::scenario::RunError;
+use crate::time::Rate;
 use serde_json::{json, Value};
 
 /// Linear-interpolated quantile of sorted data (numpy's default), NaN when empty.
