@@ -1,6 +1,7 @@
 //! What a run returns: result tables plus a summary with provenance.
 
 use crate::record::table::Table;
+use serde_json::{json, Value};
 
 pub struct RunOutput {
     /// One row per flow: flow_id, src, dst, size_bytes, start_ps, end_ps, fct_ps, ideal_fct_ps,
@@ -22,4 +23,13 @@ pub struct RunOutput {
     pub summary: serde_json::Value,
     /// The spec with every default filled in.
     pub resolved_spec: serde_json::Value,
+}
+
+/// A summary number: JSON has no NaN or infinity, so a value that is not finite is `null`.
+pub fn num(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
 }

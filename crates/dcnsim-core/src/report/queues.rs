@@ -90,7 +90,7 @@ pub fn queues_summary(sim: &Simulation, sw: &SwitchQueues) -> Value {
     json!({
         "max_switch_bytes": sw.max_bytes.iter().copied().max().unwrap_or(0),
         "max_switch_bytes_by_tier": tiers,
-        "mean_switch_bytes_max": super::summary::num(sw.mean_bytes.iter().copied().fold(0.0, f64::max)),
+        "mean_switch_bytes_max": super::output::num(sw.mean_bytes.iter().copied().fold(0.0, f64::max)),
         "mean_switch_bytes_by_tier": tier_means,
         "switch_bytes_at_end": net.switch_bytes.iter().sum::<u64>(),
         "max_switch_port_bytes": switch_port_max,

@@ -2,7 +2,7 @@
 //! in `flow_table`), goodput over the measurement window, queue occupancy per port and per switch.
 
 use super::flow_table::{flow_table, FlowResults};
-use super::output::RunOutput;
+use super::output::{num, RunOutput};
 use crate::record::table::{Column, Table};
 use crate::scenario::run::Simulation;
 use crate::scenario::RunError;
@@ -59,14 +59,6 @@ pub fn run_warnings(sim: &Simulation, finished: usize, unfinished: usize) -> Vec
 }
 
 /// JSON has no NaN: missing statistics are null.
-pub(super) fn num(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
-    }
-}
-
 pub fn human_bytes(b: u64) -> String {
     let (v, u) = if b >= 1_000_000 {
         (b as f64 / 1e6, "MB")

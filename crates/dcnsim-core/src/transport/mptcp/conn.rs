@@ -11,13 +11,22 @@
 //! drops entries below the subflow's cumulative ACK (duplicates there were delivered already).
 
 use super::lia::{coupling, Lia};
-use super::setup::Opening;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
+use crate::time::Time;
 use crate::transport::parts::ReceivedBytes;
 use crate::transport::window::cc::CongestionControl;
 use crate::transport::window::sender::{Conn, Counters, SenderConfig, Status};
 use crate::transport::Ctx;
 use std::collections::VecDeque;
+
+/// A subflow waiting for its SYN-ACK.
+#[derive(Clone, Copy, Debug)]
+pub struct Opening {
+    /// When the first SYN left (the RTT sample's start).
+    pub(super) first_sent: Time,
+    /// SYNs sent again so far.
+    pub(super) retries: u32,
+}
 
 /// The data offset of each of a subflow's segments not yet cumulatively received.
 #[derive(Default)]

@@ -16,7 +16,7 @@
 //! before the others join, htsim does not), and htsim's slow-start credit for the SYN-ACK (its
 //! `inflate_window` counts the SYN-ACK as one acknowledged segment, so a subflow starts at IW + 1).
 
-use super::conn::MpConn;
+use super::conn::{MpConn, Opening};
 use crate::net::packet::{flags, Packet, PacketKind};
 use crate::time::Time;
 use crate::transport::parts::rtt::MAX_BACKOFF_SHIFT;
@@ -26,15 +26,6 @@ use crate::transport::Ctx;
 /// The SYN timer of subflow `i` has kind `TIMER_SYN_BASE + i` (above the subflows' RTO and pacing
 /// kinds, 2 per subflow).
 pub const TIMER_SYN_BASE: u8 = 128;
-
-/// A subflow waiting for its SYN-ACK.
-#[derive(Clone, Copy, Debug)]
-pub struct Opening {
-    /// When the first SYN left (the RTT sample's start).
-    first_sent: Time,
-    /// SYNs sent again so far.
-    retries: u32,
-}
 
 impl MpConn {
     /// Opens every subflow: a SYN each, and the timers that resend them.

@@ -65,6 +65,7 @@ mod receiver;
 mod sender;
 #[cfg(test)]
 mod tests;
+mod tokens;
 
 pub use config::{NdpConfig, PullOrder};
 

@@ -3,7 +3,7 @@
 //! when the pacer is idle. The last packet purges the connection's pulls.
 
 use super::config::PullOrder;
-use super::phost::Tokens;
+use super::tokens::Tokens;
 use super::{Conn, Ndp, PULL_BIT, TIMER_PULL};
 use crate::engine::rng::mix64;
 use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet, PacketKind};
