@@ -73,8 +73,8 @@ pub const MAX_RTO_US: f64 = 1e7;
 /// Longest closed-loop think time, us (1000 s; a longer one simply never ends inside a run).
 pub const MAX_THINK_US: f64 = 1e9;
 
-/// Most doublings of a timeout on consecutive expiries (DCTCP/NewReno's exponential backoff caps
-/// its shift at 16 in `transport/dctcp.rs`); bounds the timer arithmetic below.
+/// Most doublings of a timeout on consecutive expiries (the transports' exponential backoff,
+/// `transport/parts/rtt.rs`, stops doubling here); bounds the timer arithmetic below.
 pub const MAX_RTO_BACKOFF_SHIFT: u32 = 16;
 
 const fn us_to_ps(us: f64) -> Time {

@@ -1,9 +1,8 @@
 //! ExpressPass: credit-scheduled, delay-bounded congestion control.
 //!
 //! Paper: I. Cho, K. Jang, D. Han, "Credit-Scheduled Delay-Bounded Congestion Control for
-//! Datacenters", SIGCOMM'17 (we hold its evaluation section, shared/papers/expresspass-evaluation-
-//! excerpt.txt). The mechanism follows the authors' ns-2 code (kaist-ina/ns2-xpass, xpass/xpass.cc
-//! and queue/xpass-drop-tail.cc), as summarised in shared/reference/protocols.md section 1.
+//! Datacenters", SIGCOMM'17. The mechanism follows the authors' ns-2 code (kaist-ina/ns2-xpass,
+//! xpass/xpass.cc and queue/xpass-drop-tail.cc).
 //!
 //! Modelled:
 //! - a sender asks for credit (CREDIT_REQUEST, re-sent every `timeout_us` until a credit comes);

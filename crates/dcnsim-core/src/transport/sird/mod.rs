@@ -1,8 +1,8 @@
 //! SIRD: a sender-informed, receiver-driven transport.
 //!
 //! Paper: K. Prasopoulos, E. Bugnion, M. Kogias, "SIRD: A Sender-Informed, Receiver-Driven
-//! Datacenter Transport Protocol" (EPFL and Imperial College London; the 2024 preprint in
-//! shared/papers/sird.txt): Algorithms 1 and 2, sections 3-5, Table 2. Details the paper leaves
+//! Datacenter Transport Protocol" (EPFL and Imperial College London, 2024 preprint; NSDI'25):
+//! Algorithms 1 and 2, sections 3-5, Table 2. Details the paper leaves
 //! open follow the authors' ns-2 simulator (the "micro-hybrid" transport of their NSDI'25
 //! artifact), as noted below.
 //!
