@@ -4,5 +4,6 @@
 pub mod cpu_time;
 pub mod flow_state;
 pub mod flows;
+pub mod measure;
 pub mod table;
 pub mod trace;

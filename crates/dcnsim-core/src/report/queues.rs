@@ -29,7 +29,10 @@ pub fn port_table(sim: &Simulation) -> Table {
     ports.push("bounces", Column::U64(ps.iter().map(|p| p.counters.bounces).collect()));
     ports.push("tx_bytes", Column::U64(ps.iter().map(|p| p.counters.tx_bytes).collect()));
     ports.push("tx_packets", Column::U64(ps.iter().map(|p| p.counters.tx_packets).collect()));
-    ports.push("utilization", Column::F64(link_usage::utilization(net, &sim.window_carry_in, window_start, now)));
+    ports.push(
+        "utilization",
+        Column::F64(link_usage::utilization(net, &sim.measure.window_carry_in, window_start, now)),
+    );
     ports
 }
 

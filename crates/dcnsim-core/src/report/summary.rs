@@ -3,6 +3,7 @@
 
 use super::flow_table::{flow_table, FlowResults};
 use super::output::{num, RunOutput};
+use crate::record::measure::Sample;
 use crate::record::table::{Column, Table};
 use crate::scenario::run::Simulation;
 use crate::scenario::RunError;
@@ -117,7 +118,7 @@ fn counters(t: &crate::transport::Transport) -> serde_json::Map<String, Value> {
 /// these the window. Counters that are maxima (`max_*`) are left out: they do not subtract.
 fn window_counts(sim: &Simulation) -> Value {
     let drops: u64 = sim.net.ports.iter().map(|p| p.counters.drops).sum();
-    let before = |k: &str| sim.at_window_open.iter().find(|c| c.0 == k).map_or(0, |c| c.1);
+    let before = |k: &str| sim.measure.count_at_open(k);
     let transport: serde_json::Map<String, Value> = sim.transports[0]
         .counters()
         .into_iter()
@@ -223,14 +224,12 @@ pub fn collect(
 
 /// The time series: switch queues (and shared-buffer use) per switch, receive rates per host.
 fn timeseries_table(sim: &Simulation) -> Table {
-    const SERIES: [&str; 4] = ["switch_queue_bytes", "host_rx_gbps", "switch_shared_bytes", "switch_headroom_bytes"];
-    let (net, sm) = (&sim.net, &sim.samples);
-    // Series 1 is per host; the others are per switch.
-    let node = |s: &(u64, u8, u32, f64)| if s.1 == 1 { s.2 } else { net.hosts + s.2 };
+    let (net, sm) = (&sim.net, &sim.measure.samples);
+    let node = |s: &Sample| if s.series.per_host() { s.index } else { net.hosts + s.index };
     let mut t = Table::default();
-    t.push("time_ps", Column::U64(sm.iter().map(|s| s.0).collect()));
-    t.push("series", Column::Str(sm.iter().map(|s| SERIES[s.1 as usize].to_string()).collect()));
+    t.push("time_ps", Column::U64(sm.iter().map(|s| s.time).collect()));
+    t.push("series", Column::Str(sm.iter().map(|s| s.series.name().to_string()).collect()));
     t.push("name", Column::Str(sm.iter().map(|s| net.node_names[node(s) as usize].clone()).collect()));
-    t.push("value", Column::F64(sm.iter().map(|s| s.3).collect()));
+    t.push("value", Column::F64(sm.iter().map(|s| s.value).collect()));
     t
 }

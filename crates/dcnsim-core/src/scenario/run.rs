@@ -12,6 +12,7 @@ use crate::net::port::PortId;
 use crate::net::Network;
 use crate::record::flow_state::FlowStateSeries;
 use crate::record::flows::{FlowLog, FlowRecord, RxBins};
+use crate::record::measure::{Measurement, Series};
 use crate::record::trace::PacketTrace;
 use crate::time::{to_us, Time};
 use crate::transport::{Ctx, Transport, TransportEnv};
@@ -61,18 +62,10 @@ pub struct Simulation {
     /// When the run actually ended (the duration, or earlier once all work is done).
     pub ended_at: Time,
     data_delivered: u64,
-    /// Time series samples: (time, series, index, value); series 0 = switch queued bytes (index =
-    /// switch), 1 = host receive rate in Gb/s over the last interval (index = host; filled in when
-    /// the run ends, as a packet arriving across a sample time counts partly before it), with
-    /// shared buffers 2 = shared bytes in use and 3 = headroom bytes in use (index = switch).
-    pub samples: Vec<(Time, u8, u32, f64)>,
+    /// The measurement window and the sampled time series, for the reporters.
+    pub measure: Measurement,
     /// The traced flows' control state over time (with a `[trace]` table).
     pub flow_state: Option<FlowStateSeries>,
-    /// Per port: bytes of the packet on the wire when the window opened still to be sent then.
-    pub window_carry_in: Vec<f64>,
-    /// The first transport's counters when the window opened (none with no warm-up): the
-    /// summary's `window_counts` are the differences at the end. (Port counters restart instead.)
-    pub at_window_open: Vec<(&'static str, u64)>,
     /// Wall-clock seconds spent building the run (not part of events per second).
     pub setup_s: f64,
     /// Staged prefetching (`prefetch_next`): the fabric's ports do not fit in cache.
@@ -139,10 +132,8 @@ impl Simulation {
             arrival_at,
             ended_at: 0,
             data_delivered: 0,
-            samples: Vec::new(),
+            measure: Measurement::default(),
             flow_state,
-            window_carry_in: Vec::new(),
-            at_window_open: Vec::new(),
             setup_s: clock.elapsed_s(),
             deep_prefetch,
         })
@@ -328,7 +319,9 @@ impl Simulation {
     /// completes the receive-rate samples.
     fn finish(&mut self) -> Result<u64, RunError> {
         self.net.check_conservation().map_err(RunError::Invariant)?;
-        self.fill_rx_samples();
+        if let Some(bins) = &self.flows.rx_bins {
+            self.measure.fill_rx_rates(bins);
+        }
         Ok(self.events.processed)
     }
 
@@ -393,24 +386,24 @@ impl Simulation {
     /// Opens the measurement window: statistics restart, the packets on the wire are pro-rated.
     fn open_window(&mut self, now: Time) {
         self.net.reset_stats(now);
-        self.window_carry_in = link_usage::unsent_after(&self.net, now);
+        let carry_in = link_usage::unsent_after(&self.net, now);
         self.flows.open_window(now);
-        self.at_window_open = self.transports[0].counters();
+        self.measure.open_window(carry_in, self.transports[0].counters());
     }
 
     fn sample(&mut self, now: Time) {
         let interval = self.spec.metrics.sample_interval.expect("sampling is on");
         for (s, &b) in self.net.switch_bytes.iter().enumerate() {
-            self.samples.push((now, 0, s as u32, b as f64));
+            self.measure.sample(now, Series::SwitchQueueBytes, s as u32, b as f64);
         }
         if let Some(b) = self.net.buffers.as_deref() {
             for (s, sw) in b.switches.iter().enumerate() {
-                self.samples.push((now, 2, s as u32, sw.shared_used as f64));
-                self.samples.push((now, 3, s as u32, sw.headroom_used as f64));
+                self.measure.sample(now, Series::SwitchSharedBytes, s as u32, sw.shared_used as f64);
+                self.measure.sample(now, Series::SwitchHeadroomBytes, s as u32, sw.headroom_used as f64);
             }
         }
         for h in 0..self.net.hosts {
-            self.samples.push((now, 1, h, f64::NAN)); // see `fill_rx_samples`
+            self.measure.sample(now, Series::HostRxGbps, h, f64::NAN); // see `fill_rx_rates`
         }
         self.events.schedule(now + interval, Event::Sample);
     }
@@ -422,15 +415,6 @@ impl Simulation {
         let of = |f| &transports[if transports.len() == 1 { 0 } else { ct[flows.get(f).component as usize] as usize }];
         if series.tick(now, flows.records.len(), of) {
             self.events.schedule(now + series.interval, Event::FlowStateSample);
-        }
-    }
-
-    /// Receive rates of the time series, from the bytes each host received per interval.
-    fn fill_rx_samples(&mut self) {
-        let Some(bins) = &self.flows.rx_bins else { return };
-        let secs = bins.interval as f64 / 1e12;
-        for s in self.samples.iter_mut().filter(|s| s.1 == 1) {
-            s.3 = bins.ending_at(s.2, s.0) * 8.0 / secs / 1e9;
         }
     }
 
