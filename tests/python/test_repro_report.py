@@ -33,7 +33,7 @@ def test_the_marked_block_is_rewritten_from_the_runs(tmp_path, monkeypatch):
     assert text.startswith("# Results\n\nTyped prose stays.\n") and text.endswith("<!-- /repro-checks -->\nAfter.\n")
     row = next(line for line in text.splitlines() if line.startswith("| `tiny`"))
     # One flow finished: ours is 2, outside [0.5, 1.5]; the full variant was never run.
-    assert "| flows finished, plus one | 1 | 0.5 to 1.5 | 2 **outside** | - |" in row
+    assert "| flows finished, plus one | paper | 1: one flow of one run | 0.5 to 1.5 | 2 **outside** | - |" in row
     stored = json.loads(js.read_text())["tiny"]
     assert stored["quick"][0]["ours"] == 2.0 and not stored["quick"][0]["ok"] and "full" not in stored
     # The other block matches no entry: an empty table, not the old text.

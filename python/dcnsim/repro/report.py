@@ -23,12 +23,14 @@ import argparse
 import datetime
 import fnmatch
 import json
+import math
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 from . import REGISTRY, format_checks
+from .base import Kind, Outcome
 
 DEFAULT_JSON = Path(__file__).resolve().parents[3] / "docs" / "repro-checks.json"
 NOT_RUN = "-"  # no stored run of the variant when the numbers were measured
@@ -58,30 +60,48 @@ def measure(entry, quick: bool, root: str, run: bool, workers=None):
         return None
     outcomes = entry.check(df, out, quick)
     print(f"{entry.name} ({'quick' if quick else 'full'}):\n{format_checks(outcomes)}\n", flush=True)
-    return [{"what": o.check.what, "paper": o.check.paper, "low": o.low, "high": o.high, "ours": o.ours,
-             "ok": o.ok, "note": o.note} for o in outcomes]
+    return [{"what": o.check.what, "kind": o.check.kind.value, "paper": o.check.paper, "low": o.low,
+             "high": o.high, "ours": o.ours, "lower_bound": o.lower_bound, "ok": o.ok, "note": o.note}
+            for o in outcomes]
 
 
 def _num(x) -> str:
     return "-" if x is None else f"{x:.3g}"
 
 
-def _cell(c) -> str:
+def _cell(c, check, quick: bool) -> str:
+    """Ours as measured, judged by the check's band as it is now (a band rewritten since the number
+    was measured judges the stored number again; the number itself is the run's)."""
     if c is None:
         return NOT_RUN
     if c["ours"] is None:
         return NOT_RUN if c["note"].startswith("not run") else "failed"
-    return _num(c["ours"]) + ("" if c["ok"] else " **outside**")
+    low, high = check.bounds(quick)
+    bound = c.get("lower_bound", False)
+    ok = Outcome(check, c["ours"], low, high, lower_bound=bound).ok
+    return ("> " if bound else "") + _num(c["ours"]) + ("" if ok else " **outside**")
 
 
 def _range(low: float, high: float) -> str:
+    if high == math.inf:
+        return f">= {_num(low)}"
+    if low == -math.inf:
+        return f"<= {_num(high)}"
     return f"{_num(low)} to {_num(high)}"
 
 
+def _claim(c) -> str:
+    """The check's number or bound, and its reason (a `|` would split the Markdown cell)."""
+    head = {Kind.PAPER: _num(c.paper), Kind.AT_LEAST: f">= {_num(c.paper)}", Kind.AT_MOST: f"<= {_num(c.paper)}",
+            Kind.ORDERING: " > ".join(c.names), Kind.OURS: "ours"}[c.kind]
+    return f"{head}: {c.reason}".replace("|", "/")
+
+
 def table(data: dict, pattern: str) -> str:
-    """One row per check of every entry matching `pattern`: the paper's number, the accepted range
-    (the quick variant's when it differs), and ours on the quick and the full variant."""
-    rows = ["| entry | check | paper | accepted | quick: ours | full: ours |", "|---|---|---|---|---|---|"]
+    """One row per check of every entry matching `pattern`: its kind, what it holds ours to (the
+    paper's number, bound or ordering, or our own criterion), the accepted range (the quick variant's
+    when it differs), and ours on the quick and the full variant ("> x": not settled within the run)."""
+    rows = ["| entry | check | kind | claim | accepted | quick: ours | full: ours |", "|---|---|---|---|---|---|---|"]
     stamps = []
     for entry in [r for r in REGISTRY if fnmatch.fnmatch(r.name, pattern)]:
         d = data.get(entry.name, {})
@@ -90,9 +110,9 @@ def table(data: dict, pattern: str) -> str:
             accepted = _range(*c.bounds(False))
             if not c.full_only and c.bounds(True) != c.bounds(False):
                 accepted += f" (quick: {_range(*c.bounds(True))})"
-            quick = "full only" if c.full_only else _cell(measured["quick"].get(c.what))
-            rows.append(f"| `{entry.name}` | {c.what} | {_num(c.paper)} | {accepted} | {quick} | "
-                        f"{_cell(measured['full'].get(c.what))} |")
+            quick = "full only" if c.full_only else _cell(measured["quick"].get(c.what), c, True)
+            rows.append(f"| `{entry.name}` | {c.what} | {c.kind.value} | {_claim(c)} | {accepted} | {quick} | "
+                        f"{_cell(measured['full'].get(c.what), c, False)} |")
         stamp = ", ".join(f"{v} {d[v + '_at']}" for v in ("quick", "full") if d.get(v + "_at"))
         if stamp:
             stamps.append(f"{entry.name}: {stamp}")
