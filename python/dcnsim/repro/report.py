@@ -11,7 +11,11 @@ full variants are always only read (run them with `dcnsim repro NAME`). The outc
 commit and date they were measured at, are merged into `docs/repro-checks.json` (an entry
 measured again replaces its old numbers; the others are kept), and `--write` rewrites every block
 of a Markdown file between `<!-- repro-checks: PATTERN -->` and `<!-- /repro-checks -->` with the
-table of the entries whose names match PATTERN (shell-style, e.g. `ndp-*`).
+table of the entries whose names match PATTERN (shell-style, e.g. `ndp-*`): per check its kind
+(`base.Kind`: paper, at least, at most, ordering, ours), what it holds ours to and why, the accepted
+range and ours. Stored numbers are judged by the checks' bands as they are now: a band rewritten
+since keeps the measured number, and the outcomes of checks no longer defined are dropped (a check
+whose measure changed takes a new name, and is "-" until measured again).
 
 A run's key covers its spec and the dcnsim version, not the code: after a change to the simulator,
 measure into a new root (`--root out/repro-$(git rev-parse --short HEAD)`), or stored runs of the
@@ -120,6 +124,31 @@ def table(data: dict, pattern: str) -> str:
     return "\n".join(rows) + "\n" + "".join(f"<!-- measured {s} -->\n" for s in stamps)
 
 
+def _judged(record: dict, check, quick: bool) -> dict:
+    """A stored outcome with the check's kind and band as they are now (the number stays the run's)."""
+    low, high = check.bounds(quick)
+    ours, bound = record["ours"], record.get("lower_bound", False)
+    ok = ours is not None and Outcome(check, ours, low, high, lower_bound=bound).ok
+    return dict(record, kind=check.kind.value, paper=check.paper, low=low, high=high, lower_bound=bound, ok=ok)
+
+
+def rejudge(data: dict) -> dict:
+    """Every stored outcome judged by its check's current band; outcomes of checks no longer defined
+    are dropped (a rewritten check is measured again under its new name)."""
+    for entry in REGISTRY:
+        d = data.get(entry.name, {})
+        for variant in ("quick", "full"):
+            if d.get(variant) is None:
+                continue
+            checks = {c.what: c for c in entry.checks}
+            d[variant] = [_judged(r, checks[r["what"]], variant == "quick") for r in d[variant] if r["what"] in checks]
+    return data
+
+
+def _dump(path: Path, data: dict) -> None:
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
 def write(doc: Path, data: dict) -> int:
     """Rewrites every marked block of `doc`; returns how many."""
     text = doc.read_text()
@@ -153,7 +182,9 @@ def main(argv=None) -> int:
                 if got is not None:
                     d[variant], d[variant + "_at"] = got, stamp
             # After every entry: a long regeneration stopped part-way keeps what it measured.
-            args.json.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+            _dump(args.json, data)
+    if data:
+        _dump(args.json, rejudge(data))
     for doc in args.write:
         print(f"{doc}: {write(doc, data)} block(s) rewritten")
     return 0
