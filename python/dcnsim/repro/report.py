@@ -70,7 +70,9 @@ def measure(entry, quick: bool, root: str, run: bool, workers=None):
 
 
 def _num(x) -> str:
-    return "-" if x is None else f"{x:.3g}"
+    if x is None:
+        return "-"
+    return f"{x:.0f}" if 1000 <= abs(x) < math.inf else f"{x:.3g}"
 
 
 def _cell(c, check, quick: bool) -> str:
@@ -98,7 +100,8 @@ def _claim(c) -> str:
     """The check's number or bound, and its reason (a `|` would split the Markdown cell)."""
     head = {Kind.PAPER: _num(c.paper), Kind.AT_LEAST: f">= {_num(c.paper)}", Kind.AT_MOST: f"<= {_num(c.paper)}",
             Kind.ORDERING: " > ".join(c.names), Kind.OURS: "ours"}[c.kind]
-    return f"{head}: {c.reason}".replace("|", "/")
+    reason = c.reason.removeprefix("ours: ") if c.kind is Kind.OURS else c.reason
+    return f"{head}: {reason}".replace("|", "/")
 
 
 def table(data: dict, pattern: str) -> str:
@@ -134,14 +137,16 @@ def _judged(record: dict, check, quick: bool) -> dict:
 
 def rejudge(data: dict) -> dict:
     """Every stored outcome judged by its check's current band; outcomes of checks no longer defined
-    are dropped (a rewritten check is measured again under its new name)."""
+    (or no longer made on that variant) are dropped: a rewritten check is measured again under its
+    new name."""
     for entry in REGISTRY:
         d = data.get(entry.name, {})
         for variant in ("quick", "full"):
             if d.get(variant) is None:
                 continue
-            checks = {c.what: c for c in entry.checks}
-            d[variant] = [_judged(r, checks[r["what"]], variant == "quick") for r in d[variant] if r["what"] in checks]
+            quick = variant == "quick"
+            checks = {c.what: c for c in entry.checks if not (quick and c.full_only)}
+            d[variant] = [_judged(r, checks[r["what"]], quick) for r in d[variant] if r["what"] in checks]
     return data
 
 

@@ -43,7 +43,7 @@ def _ratio(df, out):
 # loads up to 95%; the quick variant runs one load (90%) for 6 ms and is held to the same band.
 CHECKS = [
     paper_value("goodput gain of SThr = BDP/2 over inf at B = 1", 0.25, 0.10, _gain, baseline=0.0,
-                physical=(-1.0, math.inf), reason="'~25%', a rounded figure read off Fig. 7's curves"),
+                physical=(-1.0, math.inf), reason="'~25%' (section 5.5), a rounded figure"),
     ordering("max goodput, SThr = BDP/2 / SThr = inf, B = 1", "SThr = BDP/2", "SThr = inf", _ratio, margin=1.05,
              baseline=1.0, claim="stranded credit at congested senders costs SThr = inf goodput; ours: 5% at least"),
 ]
