@@ -96,6 +96,8 @@ def test_every_reproduction_check_states_its_kind_and_can_fail(entry):
     assert entry.checks, f"{entry.name} states no check"
     for c in entry.checks:
         assert isinstance(c.kind, Kind) and c.reason, c.what
+        quick_band_differs = not c.full_only and c.bounds(True) != c.bounds(False)
+        assert c.quick_reason or not quick_band_differs, f"{c.what}: why the quick band differs"
         assert c.tolerance >= 0 and math.isfinite(c.paper), c.what
         assert c.kind is not Kind.ORDERING or len(c.names) == 2, c.what
         for quick in (False,) if c.full_only else (False, True):

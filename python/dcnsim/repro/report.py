@@ -116,7 +116,7 @@ def table(data: dict, pattern: str) -> str:
         for c in entry.checks:
             accepted = _range(*c.bounds(False))
             if not c.full_only and c.bounds(True) != c.bounds(False):
-                accepted += f" (quick: {_range(*c.bounds(True))})"
+                accepted += f" (quick: {_range(*c.bounds(True))}: {c.quick_reason})"
             quick = "full only" if c.full_only else _cell(measured["quick"].get(c.what), c, True)
             rows.append(f"| `{entry.name}` | {c.what} | {c.kind.value} | {_claim(c)} | {accepted} | {quick} | "
                         f"{_cell(measured['full'].get(c.what), c, False)} |")
