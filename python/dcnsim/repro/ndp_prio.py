@@ -62,7 +62,7 @@ def _rows(df, out, headers="10:1"):
     return sorted(rows, key=lambda x: (x["headers"], x["n"]))
 
 
-READ = "read off the paper's plot of the preferred flow's FCT; half either way"
+READ = "'~1 ms' and '3.5 ms' in the text (section 6.1), approximate figures; half either way"
 
 
 CHECKS = [

@@ -21,7 +21,7 @@ def _util(df, k: int) -> float:
     return float(done(df, **{"topology.k": k})["goodput_normalized"].iloc[0])
 
 
-SCALE = "utilisation stated to the percent (section 6.2); a few points for another simulator"
+SCALE = "'from 98% (128 node FatTree) to 90%' (8192 nodes), to the percent; a few points for another simulator"
 
 
 CHECKS = [
