@@ -77,7 +77,7 @@ def _delivered(df, out, cdf):
     return float(r["goodput_gbps"] / r["offered_window_gbps"])
 
 
-FIG3 = "values read off Fig. 3's bars; the tail moves with the run's length and seed"
+FIG3 = "the paper's Fig. 3 values; a tail moves with the run's length and seed"
 
 
 def _checks():
