@@ -349,8 +349,8 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("name")
     rp.add_argument("--out")
     rp.add_argument("--quick", action="store_true", help="the small variant that finishes in minutes")
-    rp.add_argument("--check", action="store_true", help="compare with the paper's numbers; exit 1 when any falls "
-                    "outside its tolerance")
+    rp.add_argument("--check", action="store_true", help="hold ours to each check (the paper's number, bound or "
+                    "ordering, or our own criterion); exit 1 when any falls outside its accepted range")
     rp.add_argument("--stored", action="store_true", help="run nothing: report (and check) the runs the store "
                     "already holds, e.g. of a long sweep still running or stopped part-way")
     for p in (sw, rp):

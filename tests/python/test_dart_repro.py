@@ -1,14 +1,19 @@
-"""The Dart reproductions: `dart-convergence` passes its checks (DASR at the fair share in about
-one RTT, DCQCN and TIMELY not within 10 % for hundreds of RTTs); `dart-scale --quick` runs every
-scheme and reports the 8 KB completion times and Table I's ECN-marked percentages (its checks are the
-paper's headline, which our model reaches only in part: docs/protocols/dart.md)."""
+"""The Dart reproductions: `dart-convergence` checks DASR at the fair share in about one RTT, and
+DCQCN and TIMELY not within 10 % for hundreds of RTTs (TIMELY outside the paper's 50, honestly);
+`dart-scale --quick` runs every scheme and reports the 8 KB completion times and Table I's
+ECN-marked percentages (its checks are the paper's headline, which our model reaches only in part:
+docs/protocols/dart.md)."""
 
 from dcnsim.cli import main
 
 
-def test_dart_convergence_passes_its_checks(tmp_path, capsys):
-    assert main(["repro", "dart-convergence", "--quick", "--check", "--out", str(tmp_path / "c")]) == 0
-    assert "3 of 3 checks within the paper's tolerance" in capsys.readouterr().out
+def test_dart_convergence_reports_unsettled_runs_as_such(tmp_path, capsys):
+    # DASR passes; TIMELY and DCQCN have not settled by the run's end: DCQCN's "many RTTs" holds, the
+    # paper's 50 for TIMELY does not.
+    assert main(["repro", "dart-convergence", "--quick", "--check", "--out", str(tmp_path / "c")]) == 1
+    out = capsys.readouterr().out
+    assert "2 of 3 checks within their accepted range; 1 outside" in out
+    assert out.count("(not settled within the run)") == 2
 
 
 def test_dart_convergence_holds_expresspass_to_the_share_its_credits_allow(tmp_path, capsys):

@@ -8,7 +8,7 @@ from dcnsim.cli import main
 def test_rdma_pfc_passes_its_checks(tmp_path, capsys):
     assert main(["repro", "rdma-pfc", "--check", "--out", str(tmp_path / "r")]) == 0
     text = capsys.readouterr().out
-    assert "4 of 4 checks within the paper's tolerance" in text
+    assert "4 of 4 checks within their accepted range" in text
 
 
 def test_the_hpcc_paper_fabric_is_the_reference_fat_txt():

@@ -17,7 +17,7 @@ ECN threshold (the ceiling reading) makes the band matter."""
 
 from ..sweep.spec import SweepSpec
 from . import dart_scale as ds
-from .base import Check, Repro
+from .base import Repro, ordering, ours
 from .common import done, table
 
 THRESHOLDS = (5000, 15000, 20000)
@@ -95,14 +95,19 @@ def degree_ratio(df, out, degree: int, load: float = 0.2) -> float:
     return p99(df, out, "dcqcn", load, degree) / p99(df, out, "dart-15k", load, degree)
 
 
+ALL_BUT_DISABLED = "ours: 'all but disabled' (no number) read as at most half the deflections at 15 KB"
+
+
 CHECKS = [
-    Check("deflections at a 20 KB threshold / at 15 KB, 20 % load (the paper: IOFD all but disabled)", 0.0, 0.5,
-          lambda df, out: deflections(df, out, 20000) / max(1.0, deflections(df, out, 15000))),
-    Check("the same with deflection only below the ECN threshold (our ceiling reading of 'IOFD before ECN')", 0.0,
-          0.5, lambda df, out: deflections(df, out, 20000, suffix="-ceiling")
-          / max(1.0, deflections(df, out, 15000, suffix="-ceiling"))),
-    Check("p99 8 KB gain over DCQCN at incast degree 32 / at degree 8, 20 % load (the paper: grows with degree)",
-          1.5, 0.25, lambda df, out: degree_ratio(df, out, 32) / degree_ratio(df, out, 8), relative=True),
+    ours("deflections at a 20 KB threshold / at 15 KB, 20 % load (the paper: IOFD all but disabled)", 0.0, 0.5,
+         lambda df, out: deflections(df, out, 20000) / max(1.0, deflections(df, out, 15000)), baseline=1.0,
+         reason=ALL_BUT_DISABLED),
+    ours("the same with deflection only below the ECN threshold (our ceiling reading of 'IOFD before ECN')", 0.0,
+         0.5, lambda df, out: deflections(df, out, 20000, suffix="-ceiling")
+         / max(1.0, deflections(df, out, 15000, suffix="-ceiling")), baseline=1.0, reason=ALL_BUT_DISABLED),
+    ordering("p99 8 KB gain over DCQCN at incast degree 32 / at degree 8, 20 % load (the paper: grows with degree)",
+             "degree 32", "degree 8", lambda df, out: degree_ratio(df, out, 32) / degree_ratio(df, out, 8),
+             margin=1.1, claim="Dart's gain grows with the incast degree (section VI-C); ours: by 10% at least"),
 ]
 
 

@@ -21,7 +21,7 @@ Full run (3 workloads, 20 ms, 2 workers): about 7 minutes. The quick variant run
 10 ms (2 ms of warm-up), in about 35 s."""
 
 from ..sweep.spec import SweepSpec
-from .base import Check, Repro
+from .base import SLOWDOWN, Repro, at_most, paper_value, paper_value_or_at_most
 from .common import table
 
 # The paper's BDP: ceil(5.8 us x 100 Gb/s / 1500 B) = 49 packets of 1460 B payload.
@@ -77,23 +77,29 @@ def _delivered(df, out, cdf):
     return float(r["goodput_gbps"] / r["offered_window_gbps"])
 
 
+FIG3 = "the paper's Fig. 3 values; a tail moves with the run's length and seed"
+
+
 def _checks():
     checks = []
     for cdf in WORKLOADS:
         short, mean, p99, util = PAPER[cdf]
         full_only = cdf != "imc10"
         checks += [
-            # Near-optimal: within 0.25 of the ideal at the tail, as the paper's ~1.1.
-            Check(f"p99 slowdown of flows < 1 BDP, {cdf} @0.6", short, 0.25,
-                  lambda df, out, c=cdf: _short_p99(df, out, c), full_only=full_only),
-            Check(f"mean slowdown of all flows, {cdf} @0.6", mean, 0.3, lambda df, out, c=cdf: _mean(df, out, c),
-                  relative=True, full_only=full_only),
-            Check(f"p99 slowdown of all flows, {cdf} @0.6", p99, 0.4, lambda df, out, c=cdf: _p99(df, out, c),
-                  relative=True, full_only=full_only),
+            # Near-optimal: the paper's ~1.1 at the tail; a slowdown is never below 1, so one-sided.
+            at_most(f"p99 slowdown of flows < 1 BDP, {cdf} @0.6", short, lambda df, out, c=cdf: _short_p99(df, out, c),
+                    slack=0.25, full_only=full_only, physical=SLOWDOWN,
+                    claim="near-optimal short flows (Fig. 3); ours within 0.25 of the paper's p99"),
+            paper_value_or_at_most(f"mean slowdown of all flows, {cdf} @0.6", mean, 0.3,
+                                   lambda df, out, c=cdf: _mean(df, out, c), relative=True, full_only=full_only,
+                                   physical=SLOWDOWN, reason=FIG3),
+            paper_value(f"p99 slowdown of all flows, {cdf} @0.6", p99, 0.4, lambda df, out, c=cdf: _p99(df, out, c),
+                        relative=True, full_only=full_only, physical=SLOWDOWN, reason=FIG3),
         ]
         if cdf == "imc10":  # web search and data mining: see the module's docstring
-            checks.append(Check(f"delivered / offered, {cdf} @0.6", util, 0.05,
-                                lambda df, out, c=cdf: _delivered(df, out, c), full_only=full_only))
+            checks.append(paper_value(f"delivered / offered, {cdf} @0.6", util, 0.05,
+                                      lambda df, out, c=cdf: _delivered(df, out, c), full_only=full_only,
+                                      reason="a goodput over a window of a few ms: 5% of the offered load"))
     return checks
 
 

@@ -21,7 +21,7 @@ short messages ("roughly equal to pFabric", section 5.2 and the abstract), so th
 
 from ..setups import SIRD_PAPER_NET
 from ..sweep.spec import SweepSpec
-from .base import Check, Repro
+from .base import SLOWDOWN, Repro, ours
 from .common import table
 
 WORKLOAD = "fb_hadoop_w4"
@@ -75,14 +75,25 @@ def _groups(r):
     return out
 
 
+# The paper's Fig. 12 could not be transcribed: the bands are ours, for its words "close to the
+# hardware's" (slowdown 1 is the hardware's, an empty network's).
+NEAR_IDEAL = "ours: 'roughly equal to pFabric', near the ideal (no number read): a p99 at most 3.5x the ideal"
+
+
+def _sustained(df, out):
+    return _row(df)["goodput_gbps"] / _row(df)["offered_window_gbps"]
+
+
 CHECKS = [
-    Check("p99 slowdown of one-packet messages at 80% load (paper: near the ideal, Fig. 12)", 1.0, 2.5,
-          lambda df, out: _row(df)["slowdown_A_p99"]),
-    Check("p99 slowdown of messages up to RTTbytes (unscheduled) at 80% load", 1.0, 2.5,
-          lambda df, out: _row(df)["slowdown_B_p99"]),
-    Check("median slowdown of all messages at 80% load", 1.0, 0.75, lambda df, out: _row(df)["slowdown_median"]),
-    Check("delivered / offered in the measurement window (Homa sustains 80% load)", 1.0, 0.1,
-          lambda df, out: _row(df)["goodput_gbps"] / _row(df)["offered_window_gbps"], quick_tolerance=0.2),
+    ours("p99 slowdown of one-packet messages at 80% load (paper: near the ideal, Fig. 12)", 1.0, 3.5,
+         lambda df, out: _row(df)["slowdown_A_p99"], reason=NEAR_IDEAL, physical=SLOWDOWN),
+    ours("p99 slowdown of messages up to RTTbytes (unscheduled) at 80% load", 1.0, 3.5,
+         lambda df, out: _row(df)["slowdown_B_p99"], reason=NEAR_IDEAL, physical=SLOWDOWN),
+    ours("median slowdown of all messages at 80% load", 1.0, 1.75, lambda df, out: _row(df)["slowdown_median"],
+         reason="ours: half the messages within 1.75x the ideal, for the same words", physical=SLOWDOWN),
+    ours("delivered / offered in the measurement window (Homa sustains 80% load)", 0.9, 1.1, _sustained,
+         quick_band=(0.8, 1.2), reason="ours: Homa sustains the load",
+         quick_reason="the quick window is shorter, its arrivals burstier"),
 ]
 
 

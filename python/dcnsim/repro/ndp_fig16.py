@@ -9,7 +9,7 @@ its 200-packet queues even with "aggressively small timers" (Vasudevan et al.): 
 paper gives no value)."""
 
 from ..sweep.spec import SweepSpec
-from .base import Check, Repro
+from .base import Repro, at_most, paper_value
 from .common import done, incast_cells, incast_outcome, ndp_base, ndp_packets, table
 
 SIZE = ndp_packets(50)  # the paper's 450 KB
@@ -33,34 +33,33 @@ def _outcome(out, r):
     return incast_outcome(load_flows(out, r["key"]), int(r["workload[0].senders"]), SIZE, DURATION_US)
 
 
-def _worst_over_optimum(df, out, protocol):
-    """The largest relative excess of the last completion over the optimum, across N (N >= 4);
-    unfinished flows count as finishing at the run's end (a lower bound)."""
-    rows = [r for _, r in done(df, protocol=protocol).iterrows() if int(r["workload[0].senders"]) >= 4]
-    return max(_outcome(out, r)["over"] for r in rows)
-
-
 def _largest_n(df, out, protocol):
     """The protocol's incast outcome at the largest N."""
     return _outcome(out, done(df, protocol=protocol).sort_values("workload[0].senders").iloc[-1])
 
 
 CHECKS = [
-    Check("NDP last completion over the optimum (worst N)", 0.01, 0.04,
-          lambda df, out: _worst_over_optimum(df, out, "ndp")),
-    Check("DCTCP last completion over the optimum, largest N", 0.05, 0.03,
-          lambda df, out: _largest_n(df, out, "dctcp")["over"]),
+    # "DCQCN and NDP do even better, with a completion time just 1% slower than optimal" against DCTCP's
+    # "on average, just 5%": NDP's band ends halfway, closer to its 1% than to DCTCP's 5%. At the largest
+    # N: small incasts carry the first RTT's headers, NDP's worst overhead (the paper's Fig. 20).
+    at_most("NDP last completion over the optimum, largest N", 0.01, lambda df, out: _largest_n(df, out, "ndp")["over"],
+            slack=0.02, baseline=0.05, claim="'just 1% slower than optimal' (section 6.2); DCTCP's 5% outside"),
+    paper_value("DCTCP last completion over the optimum, largest N", 0.05, 0.03,
+                lambda df, out: _largest_n(df, out, "dctcp")["over"], baseline=0.01,
+                reason="'on average, just 5%': the paper's mean over N, ours at one N; NDP's 1% outside"),
     # The paper (section 6.2's text; pHost is not a curve of Fig. 16): its 432-to-1 incast takes
     # pHost 1-1.5 s against NDP's 140 ms. Ours follows the pHost authors (requests after a 1 ms
     # timer) and ends with NDP's; the paper's TCP-based pHost waited for TCP's timer (with ours at
     # 100 ms / 1 s: 2.5x / 14x NDP; docs/protocols/ndp.md). The check records the gap.
-    Check("pHost / NDP last completion at the largest N", 8.9, 0.5,
-          lambda df, out: _largest_n(df, out, "phost")["last"] / _largest_n(df, out, "ndp")["last"],
-          relative=True, full_only=True),
+    paper_value("pHost / NDP last completion at the largest N", 8.9, 0.5,
+                lambda df, out: _largest_n(df, out, "phost")["last"] / _largest_n(df, out, "ndp")["last"],
+                relative=True, full_only=True, baseline=1.0,
+                reason="the paper's 1-1.5 s over 140 ms is 7.1-10.7: half either way holds it, not NDP's own 1"),
     # pHost's 1-1.5 s is "4-5 times worse than MPTCP": MPTCP's 432-to-1 ends at 0.2-0.375 s, 1.3-2.4x
     # the 155 ms optimum.
-    Check("MPTCP last completion over the optimum, largest N", 0.9, 0.6,
-          lambda df, out: _largest_n(df, out, "mptcp")["over"], full_only=True),
+    paper_value("MPTCP last completion over the optimum, largest N", 0.9, 0.6,
+                lambda df, out: _largest_n(df, out, "mptcp")["over"], full_only=True,
+                reason="derived: 1-1.5 s over '4-5 times' is 0.2-0.375 s, 0.3-1.4 over the 155 ms optimum"),
 ]
 
 

@@ -5,7 +5,7 @@ setup "dcqcn-ndp-paper" with its 200 buffers per port scaled to the switches' po
 nothing, but PFC pauses the upstream switches again and again and the long flow with them."""
 
 from ..sweep.spec import SweepSpec
-from .base import Check, Repro
+from .base import Repro, at_most
 from .common import done, ndp_base, table
 
 
@@ -38,7 +38,8 @@ def _ms_below(df, out, protocol):
     return float((during["value"] < 0.8 * before).sum()) * 0.1
 
 
-CHECKS = [Check("NDP: ms the long flow spends below 80%", 0.5, 0.5, lambda df, out: _ms_below(df, out, "ndp"))]
+CHECKS = [at_most("NDP: ms the long flow spends below 80%", 1.0, lambda df, out: _ms_below(df, out, "ndp"),
+                  claim="with NDP the long flow dips for under a millisecond (Fig. 19, read off the plot)")]
 
 
 def report(df, out: str) -> str:

@@ -2,12 +2,12 @@
 chosen to transmit an equally sized payload to a single receiver. Both short (~3KB) and large
 (~100KB) incasts are evaluated", on the lossless fabric of Fig. 5 (`pbfs_common`), by the maximum FCT
 of the incast's flows and the PFC pause duration. The text we have gives no incast numbers (none of
-the published version could be found), so the checks are the expectations the paper's design
-states, not its measurements:
+the published version could be found), so the checks are our criteria for the expectations the
+paper's design states, labelled as ours:
 - a 3 KB flow is shorter than T x tau (39 KB here): PB-FS leaves the small incast alone (the same
-  maximum FCT with and without it);
-- a 100 KB incast's senders all use PB-FS: PB-FS should shorten the PFC pauses ("reduces congestion")
-  and keep throughput (a maximum FCT no longer than without it).
+  runs with and without it; reported, not checked, as it holds by construction);
+- a 100 KB incast's senders all use PB-FS: PB-FS should shorten the PFC pauses ("reduces congestion";
+  ours: by at least 10%) and keep throughput (ours: a maximum FCT at most 10% longer than without it).
 One isolated incast (no background traffic) from 100 random senders to host 0 at 500 us; the quick
 variant runs it on 2 of the 5 pods (128 hosts). Go-back-N without timeouts (`LOSSLESS_TIMEOUTS`): a
 lossless fabric loses nothing, and IRN's 100 / 320 us timeouts fire spuriously behind the incast's
@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..sweep.spec import SweepSpec
 from . import pbfs_common as pc
-from .base import Check, Repro
+from .base import Repro, ours
 from .common import table
 from .pbfs_fig5 import registered
 
@@ -66,19 +66,24 @@ def _ratio(measure, cc: str, size: int):
     return lambda df, out: pc.ratio(measure(df, out, cc, "pbfs", size), measure(df, out, cc, "line_rate", size))
 
 
-CHECKS = [
-    # Flows under T x tau never use PB-FS: the 3 KB incast is the same run.
-    Check("3 KB incast: max FCT with / without PB-FS, DCQCN", 1.0, 0.001, _ratio(max_fct_us, "dcqcn", 3000)),
-    Check("3 KB incast: max FCT with / without PB-FS, HPCC", 1.0, 0.001, _ratio(max_fct_us, "hpcc", 3000)),
-    # Expectations for the 100 KB incast: shorter pauses (ratio in [0, 1]), throughput kept.
-    Check("100 KB incast: PFC pause time with / without PB-FS, DCQCN", 0.5, 0.5, _ratio(paused_us, "dcqcn", 100_000)),
-    Check("100 KB incast: PFC pause time with / without PB-FS, TIMELY", 0.5, 0.5,
-          _ratio(paused_us, "timely", 100_000)),
-    Check("100 KB incast: PFC pause time with / without PB-FS, HPCC", 0.5, 0.5, _ratio(paused_us, "hpcc", 100_000)),
-    Check("100 KB incast: max FCT with / without PB-FS, DCQCN", 1.0, 0.1, _ratio(max_fct_us, "dcqcn", 100_000)),
-    Check("100 KB incast: max FCT with / without PB-FS, TIMELY", 1.0, 0.1, _ratio(max_fct_us, "timely", 100_000)),
-    Check("100 KB incast: max FCT with / without PB-FS, HPCC", 1.0, 0.1, _ratio(max_fct_us, "hpcc", 100_000)),
-]
+# The paper gives no incast numbers: both criteria are ours, from its design's expectations. The
+# 3 KB incast is reported, not checked: its flows are shorter than T x tau, so PB-FS never engages
+# and the runs with and without it are the same by construction.
+SHORTER_PAUSES = "PB-FS 'reduces congestion' (no number): at least 10% less pause time, clear of no effect (1)"
+KEPT_THROUGHPUT = "PB-FS keeps throughput (no number): the slowest flow at most 10% later than without it"
+
+
+def _pause_check(name: str, cc: str):
+    return ours(f"100 KB incast: PFC pause time with / without PB-FS, {name}", 0.0, 0.9,
+                _ratio(paused_us, cc, 100_000), reason=SHORTER_PAUSES, baseline=1.0)
+
+
+def _fct_check(name: str, cc: str):
+    return ours(f"100 KB incast: max FCT with / without PB-FS, {name}", 0.0, 1.1,
+                _ratio(max_fct_us, cc, 100_000), reason=KEPT_THROUGHPUT)
+
+
+CHECKS = [_pause_check(n, cc) for n, cc in pc.CCS.items()] + [_fct_check(n, cc) for n, cc in pc.CCS.items()]
 
 
 def report(df, out: str) -> str:

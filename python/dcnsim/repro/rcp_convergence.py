@@ -20,7 +20,7 @@ flows from hosts 1 and 2 to host 0, the second starting at 100 us. Rates are the
 rates (flow-state trace, every 1 us)."""
 
 from ..sweep.spec import SweepSpec
-from .base import Check, Repro
+from .base import Repro, ours, paper_value
 from .common import done, table
 
 RATE_GBPS = 10.0
@@ -118,11 +118,14 @@ def joining_rate(df, out) -> float:
 
 CHECKS = [
     # Dart's introduction: "60 RTTs in RCP" (an order of magnitude; its section VI-D values are lost here).
-    Check("base RTTs until both flows hold within 10% of C/2 for 20 RTTs", 60.0, 0.5, convergence_rtts,
-          relative=True),
-    Check("settled rate, flow 2 / flow 1", 1.0, 0.05, settled_ratio),
+    paper_value("base RTTs until both flows hold within 10% of C/2 for 20 RTTs", 60.0, 0.5, convergence_rtts,
+                relative=True,
+                reason="'60 RTTs in RCP', a figure quoted in Dart's introduction, not measured in its set-up"),
+    ours("settled rate, flow 2 / flow 1", 0.95, 1.05, settled_ratio,
+         reason="ours: RCP's fair share (Fig. 15(a)'s curves meet, no number), 5% for its pacing dips"),
     # The newcomer starts at the rate advertised to the first flow (the full link), not at its share.
-    Check("flow 2's peak learned rate (Gb/s): the advertised rate when it joined", 10.0, 1.5, joining_rate),
+    ours("flow 2's peak learned rate (Gb/s): the advertised rate when it joined", 8.5, 11.5, joining_rate,
+         reason="ours: RCP's design starts a flow at the advertised rate (the full 10 Gb/s); 15% for sampling"),
 ]
 
 

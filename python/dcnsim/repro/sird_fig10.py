@@ -11,7 +11,7 @@ in turn whatever the sizes, which shows the effect without relying on the size o
 pair of rows)."""
 
 from ..sweep.spec import SweepSpec
-from .base import Check, Repro
+from .base import Repro, at_least, paper_value
 from .common import done, table
 
 SENDER_JOINS_US = 100.0
@@ -61,8 +61,10 @@ def _goodput(df, sthr):
 
 
 CHECKS = [
-    Check("aggregate goodput, SThr = BDP/2 (Gb/s)", 40.0, 3.0, lambda df, out: _goodput(df, 0.5)),
-    Check("aggregate goodput, SThr = inf (Gb/s)", 30.0, 5.0, lambda df, out: _goodput(df, 1e9)),
+    at_least("aggregate goodput, SThr = BDP/2 (Gb/s)", 40.0, lambda df, out: _goodput(df, 0.5), slack=3.0,
+             physical=(0.0, 40.0), claim="'the four 10Gbps links are fully utilized' (Fig. 10); ours 3 Gb/s under"),
+    paper_value("aggregate goodput, SThr = inf (Gb/s)", 30.0, 5.0, lambda df, out: _goodput(df, 1e9), baseline=40.0,
+                physical=(0.0, 40.0), reason="the paper's arithmetic, 4 x (2.5 + 5); 5 Gb/s either way, clear of 40"),
 ]
 
 

@@ -2,9 +2,11 @@
 SThr in {0.5, 1, 2, inf} x BDP, balanced WKc. Informed overcommitment (finite SThr) raises goodput by
 ~25% over SThr = inf; with it the curves approach ~90 Gb/s, sooner for lower SThr."""
 
+import math
+
 from ..sweep.spec import SweepSpec
 from . import sird_common as sc
-from .base import Check, Repro
+from .base import Repro, ordering, paper_value
 from .common import table
 
 BUDGETS = [1.0, 1.5, 2.0, 3.0]
@@ -33,7 +35,18 @@ def _gain(df, out, budget=1.0):
     return fin / inf - 1
 
 
-CHECKS = [Check("goodput gain of SThr = BDP/2 over inf at B = 1", 0.25, 0.10, _gain, quick_tolerance=0.15)]
+def _ratio(df, out):
+    return _gain(df, out) + 1
+
+
+# "The presence of informed overcommitment increases goodput by ~25%" (section 5.5), the maximum over
+# loads up to 95%; the quick variant runs one load (90%) for 6 ms and is held to the same band.
+CHECKS = [
+    paper_value("goodput gain of SThr = BDP/2 over inf at B = 1", 0.25, 0.10, _gain, baseline=0.0,
+                physical=(-1.0, math.inf), reason="'~25%' (section 5.5), a rounded figure"),
+    ordering("max goodput, SThr = BDP/2 / SThr = inf, B = 1", "SThr = BDP/2", "SThr = inf", _ratio, margin=1.05,
+             baseline=1.0, claim="stranded credit at congested senders costs SThr = inf goodput; ours: 5% at least"),
+]
 
 
 def report(df, out: str) -> str:

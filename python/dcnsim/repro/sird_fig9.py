@@ -9,7 +9,7 @@ the credit pacer does not account for) push a paced receiver to that bound. With
 keeps the queue below it: the report's second pair of rows."""
 
 from ..sweep.spec import SweepSpec
-from .base import Check, Repro
+from .base import ANY, Repro, paper_value
 from .common import table
 
 REPLY_US = 2.0  # the 8-byte reply's one-way time, before the next message or probe
@@ -51,8 +51,9 @@ def _probe_p99_us(df, out, pace, with_incast):
     raise LookupError(f"no finished run with pace_credits = {pace}, incast = {with_incast}")
 
 
-CHECKS = [Check("paced credit: p99 probe latency over unloaded (us)", 5.0, 2.0,
-                lambda df, out: _probe_p99_us(df, out, True, True) - _probe_p99_us(df, out, True, False))]
+CHECKS = [paper_value("paced credit: p99 probe latency over unloaded (us)", 5.0, 2.0,
+                      lambda df, out: _probe_p99_us(df, out, True, True) - _probe_p99_us(df, out, True, False),
+                      physical=ANY, reason="'adds only 5 us' at the 99th percentile (Fig. 9); 2 us either way")]
 
 
 def report(df, out: str) -> str:

@@ -13,7 +13,7 @@ import math
 
 from ..sweep.spec import SweepSpec
 from . import sird_common as sc
-from .base import Check, NotRun, Repro
+from .base import NotRun, Repro, paper_value
 from .common import table
 
 # The heavy-tailed WKc (mean 2.5 MB) at the balanced configuration, and the small-message WKa under
@@ -185,10 +185,15 @@ def _longest(protocol, cell, col):
 # receiver): at the longest run it is the paper's Table 5 value of the cell (90% load, its highest
 # stable load in our runs, holds the maximum).
 CHECKS = [
-    Check("SIRD max ToR queuing (MB), WKc balanced 90%, longest run", sc.paper_value("queue_mb", "sird", "WKc",
-          "balanced"), 0.35, _longest("sird", "WKc balanced 0.90", "max_tor_mb"), relative=True, full_only=True),
-    Check("SIRD max ToR queuing (MB), WKa incast 90%, longest run", sc.paper_value("queue_mb", "sird", "WKa", "incast"),
-          0.35, _longest("sird", "WKa incast 0.90", "max_tor_mb"), relative=True, quick_tolerance=0.5),
+    paper_value("SIRD max ToR queuing (MB), WKc balanced 90%, longest run",
+                sc.paper_value("queue_mb", "sird", "WKc", "balanced"), 0.35,
+                _longest("sird", "WKc balanced 0.90", "max_tor_mb"), relative=True, full_only=True,
+                reason=sc.TABLE5_REASONS["queue_mb"]),
+    paper_value("SIRD max ToR queuing (MB), WKa incast 90%, longest run",
+                sc.paper_value("queue_mb", "sird", "WKa", "incast"), 0.35,
+                _longest("sird", "WKa incast 0.90", "max_tor_mb"), relative=True, quick_tolerance=0.5,
+                reason=sc.TABLE5_REASONS["queue_mb"],
+                quick_reason="the quick runs are a few ms: bursts weigh more in a maximum"),
 ]
 
 REPRO = Repro("sird-runlength", "SIRD Table 5 figures against run length (convergence)",

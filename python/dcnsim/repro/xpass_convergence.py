@@ -30,7 +30,7 @@ docs/protocols/expresspass.md and tests/expresspass_fan_in.rs."""
 from __future__ import annotations
 
 from ..sweep.spec import SweepSpec
-from .base import Check, Repro
+from .base import Repro, paper_value
 from .common import done, table
 from .dart_convergence import _rates
 from .xpass_fabric import fabric, protocol_tables
@@ -188,11 +188,13 @@ def law(df, out, feedback="code", n=SENDERS) -> tuple:
 CHECKS = [
     # Dart VI-D: "ExpressPass converges in 4 RTTs for two senders and two receivers in a simple dumbbell
     # topology (matches ExpressPass paper's results)"; the paper: 3 RTTs at alpha = 1/2. Accepted 1-7.
-    Check("RTTs until a flow joining a busy dumbbell reaches 80% of its share (Dart VI-D: 4)", 4.0, 3.0, join_rtts),
+    paper_value("RTTs until a flow joining a busy dumbbell reaches 80% of its share (Dart VI-D: 4)", 4.0, 3.0,
+                join_rtts, reason="Dart's 4 RTTs against the ExpressPass paper's 3: 3 RTTs either way"),
     # Dart VI-D: "it takes 20 RTTs for 10 senders and one receiver in the fat tree topology".
-    # Accepted 10-40 RTTs: iterative (not the credit queues' few RTTs), not unbounded.
-    Check("RTTs until all 10 flows hold within 10% of the fair share (Dart VI-D: 20)", 20.0, 10.0,
-          lambda df, out: convergence(df, out)[0], quick_tolerance=20.0),
+    # Accepted 10-30 RTTs on both variants: iterative (not the credit queues' few RTTs), not unbounded.
+    paper_value("RTTs until all 10 flows hold within 10% of the fair share (Dart VI-D: 20)", 20.0, 10.0,
+                lambda df, out: convergence(df, out)[0],
+                reason="a figure stated in Dart's text for ExpressPass's simulator; half of it either way"),
 ]
 
 

@@ -24,7 +24,7 @@ import math
 
 from .. import setups as setups_mod
 from ..sweep.spec import SweepSpec
-from .base import Check, Repro
+from .base import FRACTION, Repro, at_most, ordering, paper_value
 from .common import done, table
 
 WORKLOADS = {"mining": "datamining_xpass", "search": "websearch", "cache": "fb_cachefollower_xpass",
@@ -208,17 +208,26 @@ def _waste(df, out, wk):
 
 
 CHECKS = [
-    # Table 3: ExpressPass's maximum queue is bounded by the topology: at most 49.3 KB over every
-    # workload and load (accepted: at most twice that).
-    Check("ExpressPass max switch queue over all loads and workloads, KB (Table 3: <= 49.3)", 49.3, 49.3,
-          lambda df, out: max(_max_queues(df, out, "expresspass").values())),
+    # Table 3: ExpressPass's maximum queue does not grow with load: 49.3 KB is its largest, over every
+    # workload and load.
+    at_most("ExpressPass max switch queue over all loads and workloads, KB (Table 3: <= 49.3)", 49.3,
+            lambda df, out: max(_max_queues(df, out, "expresspass").values()),
+            claim="bounded by the topology: Table 3's largest ExpressPass maximum, 49.3 KB"),
     # Table 3 at load 0.6: DCTCP queues 6.6x (web search) to 11x (cache follower) more at its peak.
-    Check("DCTCP / ExpressPass max queue at load 0.6, smallest over workloads (Table 3: 6.6)", 6.6, 0.7,
-          _dctcp_over_xpass, relative=True, quick_tolerance=2.5),
-    Check("ExpressPass credit waste, web server, load 0.6 (Fig. 20, alpha 1/16)", PAPER_WASTE["webserver"], 0.12,
-          lambda df, out: _waste(df, out, "webserver")),
-    Check("ExpressPass credit waste, cache follower, load 0.6 (Fig. 20)", PAPER_WASTE["cache"], 0.08,
-          lambda df, out: _waste(df, out, "cache")),
+    paper_value("DCTCP / ExpressPass max queue at load 0.6, smallest over workloads (Table 3: 6.6)", 6.6, 0.7,
+                _dctcp_over_xpass, relative=True, full_only=True, baseline=1.0,
+                reason="ns-2's FullTcp DCTCP against ours: its peak queue follows the burst sizes of a "
+                       "few incasts; 70% keeps the ratio above 2, clear of equal queues"),
+    # The quick 48-host fabric is not the paper's: only the ordering, with a margin over equal queues.
+    ordering("DCTCP / ExpressPass max queue at load 0.6, smallest over workloads", "DCTCP", "ExpressPass",
+             _dctcp_over_xpass, margin=2.0, baseline=1.0,
+             claim="DCTCP queues more than ExpressPass at every load (Table 3); ours: at least twice"),
+    paper_value("ExpressPass credit waste, web server, load 0.6 (Fig. 20, alpha 1/16)", PAPER_WASTE["webserver"],
+                0.12, lambda df, out: _waste(df, out, "webserver"), physical=FRACTION,
+                reason="Fig. 20 read off a bar chart; ns-2 against our simulator"),
+    paper_value("ExpressPass credit waste, cache follower, load 0.6 (Fig. 20)", PAPER_WASTE["cache"], 0.08,
+                lambda df, out: _waste(df, out, "cache"), physical=FRACTION,
+                reason="Fig. 20 read off a bar chart; ns-2 against our simulator"),
 ]
 
 

@@ -9,7 +9,7 @@ waste numbers are. Same fabric, workloads and load convention as `xpass-fabric`.
 from __future__ import annotations
 
 from ..sweep.spec import SweepSpec
-from .base import Check, Repro
+from .base import FRACTION, Repro, paper_value
 from .common import done, table
 from .xpass_fabric import HOST_LOAD_DIVISOR, WORKLOADS, _duration_us, fabric, fct_groups, protocol_tables, waste_ratio
 
@@ -45,11 +45,13 @@ def _run(df, wk, alpha):
 
 
 CHECKS = [
-    Check("credit waste, web server, alpha = w_init = 1/2 (Fig. 20: 34 %)", PAPER_WASTE["webserver"][0], 0.15,
-          lambda df, out: waste_ratio(out, _run(df, "webserver", 0.5))),
-    Check("credit waste at alpha 1/2 over 1/16, web server (Fig. 20: 34 / 19)", 34 / 19, 0.5, relative=True,
-          measure=lambda df, out: waste_ratio(out, _run(df, "webserver", 0.5))
-          / max(waste_ratio(out, _run(df, "webserver", 0.0625)), 1e-9)),
+    paper_value("credit waste, web server, alpha = w_init = 1/2 (Fig. 20: 34 %)", PAPER_WASTE["webserver"][0], 0.15,
+                lambda df, out: waste_ratio(out, _run(df, "webserver", 0.5)), physical=FRACTION,
+                reason="Fig. 20 read off a bar chart; ns-2 against our simulator"),
+    paper_value("credit waste at alpha 1/2 over 1/16, web server (Fig. 20: 34 / 19)", 34 / 19, 0.4,
+                lambda df, out: waste_ratio(out, _run(df, "webserver", 0.5))
+                / max(waste_ratio(out, _run(df, "webserver", 0.0625)), 1e-9), relative=True, baseline=1.0,
+                reason="a ratio of two bars of Fig. 20; 40% either way keeps clear of alpha not mattering (1)"),
 ]
 
 
