@@ -149,7 +149,10 @@ class Result:
     def from_core(cls, output, flows: bool = True) -> "Result":
         """A Result over a `_core.RunOutput`: no table is converted until it is read. Without
         `flows`, the run was made without its flow table (`dcnsim.run(..., flows=False)`)."""
+        from .build import build_info
+
         summary = json.loads(output.summary)
+        summary["build"] = build_info()  # which build of the core made the run (dcnsim.build)
         _warn_if_truncated(summary)
         r = cls.__new__(cls)
         r._output, r._frames = output, {}
@@ -188,13 +191,16 @@ class Result:
     def provenance(self) -> dict:
         s = self.summary
         return {"spec": self.spec, "seed": s["seed"], "version": s["version"], "wall_time_s": s["wall_time_s"],
-                "events": s["events"]}
+                "events": s["events"], "build": s.get("build")}
 
     def _metadata(self) -> dict:
         """Key-value metadata of every Parquet file: the provenance under `dcnsim.*`."""
         prov = self.provenance()
-        return {"dcnsim.spec": json.dumps(prov["spec"], sort_keys=True), "dcnsim.seed": str(prov["seed"]),
+        meta = {"dcnsim.spec": json.dumps(prov["spec"], sort_keys=True), "dcnsim.seed": str(prov["seed"]),
                 "dcnsim.version": str(prov["version"])}
+        if isinstance(prov["build"], dict):
+            meta["dcnsim.build"] = json.dumps(prov["build"], sort_keys=True)
+        return meta
 
     def _write_parquet(self, table: str, path: Path, derived: bool = True) -> None:
         """From Rust while the table was never read as a DataFrame (the common case, and the same
@@ -230,16 +236,21 @@ class Result:
                              "not have: save it with plot=False, csv=False")
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        rows = {}  # recorded in summary.json: reading the store checks each table against it
         if self.has_flows:
             self._write_parquet("flows", out / "flows.parquet", derived)
+            rows["flows.parquet"] = self._rows("flows")
         if csv:
             self.flows.to_csv(out / "flows.csv", index=False)
-        self._write_parquet("ports", out / "queues.parquet")
-        self._write_parquet("switches", out / "switches.parquet")
+        for table, name in (("ports", "queues"), ("switches", "switches")):
+            self._write_parquet(table, out / f"{name}.parquet")
+            rows[f"{name}.parquet"] = self._rows(table)
         for table in ("timeseries", "trace", "flow_state"):
             if self._rows(table):
                 self._write_parquet(table, out / f"{table}.parquet")
-        (out / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
+                rows[f"{table}.parquet"] = self._rows(table)
+        saved = {**self.summary, "table_rows": rows}
+        (out / "summary.json").write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
         if plot:
             from .plots import slowdown_by_size
 
