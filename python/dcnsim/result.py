@@ -14,6 +14,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import naming, write_text
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -218,7 +220,8 @@ class Result:
         t = pa.Table.from_pandas(df, preserve_index=False)
         meta = dict(t.schema.metadata or {})
         meta.update((k.encode(), v.encode()) for k, v in self._metadata().items())
-        pq.write_table(t.replace_schema_metadata(meta), path, compression="zstd")
+        with naming(path):
+            pq.write_table(t.replace_schema_metadata(meta), path, compression="zstd")
 
     def save(self, out_dir, plot: bool = True, csv: bool = False, derived: bool = True) -> Path:
         """Writes flows/queues/switches.parquet (timeseries.parquet when sampled, trace.parquet and
@@ -241,7 +244,8 @@ class Result:
             self._write_parquet("flows", out / "flows.parquet", derived)
             rows["flows.parquet"] = self._rows("flows")
         if csv:
-            self.flows.to_csv(out / "flows.csv", index=False)
+            with naming(out / "flows.csv"):
+                self.flows.to_csv(out / "flows.csv", index=False)
         for table, name in (("ports", "queues"), ("switches", "switches")):
             self._write_parquet(table, out / f"{name}.parquet")
             rows[f"{name}.parquet"] = self._rows(table)
@@ -250,13 +254,54 @@ class Result:
                 self._write_parquet(table, out / f"{table}.parquet")
                 rows[f"{table}.parquet"] = self._rows(table)
         saved = {**self.summary, "table_rows": rows}
-        (out / "summary.json").write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
+        write_text(out / "summary.json", json.dumps(saved, indent=2, sort_keys=True) + "\n")
         if plot:
             from .plots import slowdown_by_size
 
-            slowdown_by_size(self.summary, self.flows, out / "slowdown.png")
+            with naming(out / "slowdown.png"):
+                slowdown_by_size(self.summary, self.flows, out / "slowdown.png")
+        return out
+
+    def save_replacing(self, out_dir, **save_options) -> Path:
+        """`save`, so that out_dir never shows a finished run with a table it cannot read: the
+        files are written into a temporary directory beside it first (a full disk fails there,
+        leaving an earlier run in out_dir whole), then moved in, summary.json last and the earlier
+        summary.json removed first. Files in out_dir that a run does not write are kept."""
+        import os
+        import shutil
+
+        out = Path(out_dir)
+        tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            self.save(tmp, **save_options)
+            _move_run_into(tmp, out)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
         return out
 
     def __repr__(self) -> str:
         f = self.summary["flows"]
         return f"<dcnsim.Result {self.summary.get('protocol')} flows={f['started']} finished={f['finished']}>"
+
+
+#: Every file `Result.save` may write (an earlier run's that the new run does not write go).
+RUN_FILES = {"flows.parquet", "queues.parquet", "switches.parquet", "timeseries.parquet", "trace.parquet",
+             "flow_state.parquet", "flows.csv", "summary.json", "slowdown.png", "slowdown.pdf"}
+
+
+def _move_run_into(tmp: Path, out: Path) -> None:
+    """Moves the run written whole into `tmp` to `out` (renames within one filesystem: no space
+    needed). While the files move, `out` has no summary.json, so it never reads as a finished run
+    made of two runs' files."""
+    import os
+
+    if not out.exists():
+        os.rename(tmp, out)
+        return
+    (out / "summary.json").unlink(missing_ok=True)
+    written = {p.name for p in tmp.iterdir()}
+    for name in RUN_FILES - written:
+        (out / name).unlink(missing_ok=True)
+    for p in sorted(tmp.iterdir(), key=lambda p: p.name == "summary.json"):
+        os.replace(p, out / p.name)

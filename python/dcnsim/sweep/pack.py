@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Iterator, List, Tuple
 
 from ..build import build_id
-from ..errors import UsageError
+from ..errors import UsageError, naming, write_text
 from .checks import DONE_FIELDS, Damaged, check_fields, check_summary, parse_json, read_json_object
 from .store import Store, sweeps_of
 
@@ -72,7 +72,7 @@ def write_pack(out, path) -> Tuple[int, List[Damaged]]:
     header = {"format": FORMAT, "runs": len(records), "sweeps": store.read_sweeps(), "builds": dict(builds)}
     tmp = Path(f"{path}.tmp-{os.getpid()}")
     try:
-        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh:
+        with naming(path), open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh:
             fh.write((json.dumps(header, sort_keys=True) + "\n").encode())
             for record in records:
                 fh.write((json.dumps(record, sort_keys=True) + "\n").encode())
@@ -220,10 +220,10 @@ def _install_record(store: Store, record: dict, path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        (tmp / "spec.json").write_text(json.dumps(record["spec"], indent=1, sort_keys=True))
-        (tmp / "summary.json").write_text(json.dumps(record["summary"], indent=2, sort_keys=True) + "\n")
+        write_text(tmp / "spec.json", json.dumps(record["spec"], indent=1, sort_keys=True))
+        write_text(tmp / "summary.json", json.dumps(record["summary"], indent=2, sort_keys=True) + "\n")
         done = {**record["done"], "summary_only": True, "unpacked_from": str(path)}
-        (tmp / "DONE").write_text(json.dumps(done))
+        write_text(tmp / "DONE", json.dumps(done))
         store.install(tmp, key)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -42,7 +42,7 @@ from typing import List, Optional
 
 from .. import __version__
 from ..build import build_git, build_id
-from ..errors import UsageError
+from ..errors import UsageError, naming, write_text
 from ..spec import resolve
 from .checks import Damaged, check_fields, check_run, parse_json, read_json_object
 
@@ -323,7 +323,7 @@ class Store:
     def record_failure(self, key: str, e: BaseException) -> dict:
         info = {"error": type(e).__name__, "message": str(e), "field": getattr(e, "field", None)}
         tmp = self.runs / f".{key}.failed.{os.getpid()}"
-        tmp.write_text(json.dumps(info))
+        write_text(tmp, json.dumps(info))
         os.replace(tmp, self.runs / f"{key}.failed")
         return {"key": key, "status": "failed", **info}
 
@@ -406,7 +406,7 @@ class Store:
 
     def _write_sweeps(self, sweeps: list) -> None:
         tmp = self.root / f".sweep.json.{os.getpid()}"
-        tmp.write_text(json.dumps({"sweeps": sweeps}, indent=1, sort_keys=True))
+        write_text(tmp, json.dumps({"sweeps": sweeps}, indent=1, sort_keys=True))
         os.replace(tmp, self.root / "sweep.json")
 
     # Claims: who is simulating a run right now.
@@ -488,7 +488,7 @@ class Store:
             stop.set()
 
     def log_executed(self, key: str) -> None:
-        with open(self.root / "executed.log", "a") as f:
+        with naming(self.root / "executed.log"), open(self.root / "executed.log", "a") as f:
             f.write(f"{key} {time.time():.3f}\n")
 
     def executed(self) -> list:
@@ -581,8 +581,8 @@ def execute(root: str, key: str, spec: dict, flow_table: bool = True, sweep_tag:
         with store.heartbeat(key):
             result = run(spec, flows=flow_table)
             result.save(tmp, plot=False, derived=False)  # load_flows restores the us columns
-        (tmp / "spec.json").write_text(json.dumps(spec, indent=1, sort_keys=True))
-        (tmp / "DONE").write_text(json.dumps(done_record(result, flow_table, spec, sweep_tag)))
+        write_text(tmp / "spec.json", json.dumps(spec, indent=1, sort_keys=True))
+        write_text(tmp / "DONE", json.dumps(done_record(result, flow_table, spec, sweep_tag)))
         store.install(tmp, key)
         store.log_executed(key)
         return {"key": key, "status": "done", "cached": False}
