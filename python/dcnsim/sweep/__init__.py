@@ -235,7 +235,7 @@ def _run_row(store: Store, key: str) -> dict:
         except Damaged as e:
             return {"status": "damaged", "error": str(e)}
         row["status"] = "done"
-        row["build"] = short(store.done_record(key).get("build") or summary.get("build", {}).get("id"))
+        row["build"] = short(store.done_record(key).get("build"))
         row.update(flatten_summary(summary))
     elif store.claimed(key):
         row["status"] = "running"
