@@ -471,3 +471,21 @@ def test_run_out_over_an_earlier_run_leaves_it_whole_when_writing_fails(tmp_path
     assert (out / "notes.txt").read_text() == "mine", "files a run does not write are kept"
     assert json.loads((out / "summary.json").read_text())["seed"] == 9
     assert results(out)["status"].tolist() == ["done"]
+
+
+def test_a_sweep_name_with_a_lone_surrogate_is_a_spec_error():
+    with pytest.raises(SpecError) as e:
+        SweepSpec(base=tiny(), axes={"seed": [1]}, name="sweep \udc80")
+    assert e.value.field == "name" and "lone surrogate" in e.value.message
+
+
+def test_a_read_only_store_with_a_damaged_index_still_reads(store, monkeypatch):
+    (store / "sweep.json").write_text("{")
+
+    def read_only(self):
+        raise PermissionError(13, "Permission denied", str(store / ".lock"))
+
+    monkeypatch.setattr(Store, "_locked", read_only)
+    df = results(store)
+    assert sorted(df["status"]) == ["done", "done"] and df.attrs["index_damage"]
+    assert (store / "sweep.json").read_text() == "{", "nothing written"

@@ -358,15 +358,21 @@ class Store:
             return sweeps_of(read_json_object(p))
         except Damaged as e:
             self.index_damage = _relative(e, self.root)
+        try:
+            return self._rebuild_sweeps()
+        except OSError:  # a read-only store: the rebuilt index is used, not written
+            return self.sweeps_from_runs()
+
+    def _rebuild_sweeps(self) -> list:
+        p = self.root / "sweep.json"
         with self._locked():
             try:  # another process may have rebuilt it meanwhile
                 return sweeps_of(read_json_object(p))
             except Damaged:
                 pass
             sweeps = self.sweeps_from_runs()
-            with contextlib.suppress(OSError):  # a read-only store: the rebuilt index is used, not written
-                os.replace(p, self.root / "sweep.json.damaged")
-                self._write_sweeps(sweeps)
+            os.replace(p, self.root / "sweep.json.damaged")
+            self._write_sweeps(sweeps)
         return sweeps
 
     def sweeps_from_runs(self) -> list:
