@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -349,6 +350,31 @@ def test_the_build_id_is_a_hash_of_the_core_and_recorded_with_each_run(pristine)
     assert done["build"] == build and done["spec_key"] and build_key(done["spec_key"], build) == key
     assert results(pristine)["build"].tolist() == [build[:12]] * 2
     assert run_key({**tiny(), "seed": 1}, build="another") != run_key({**tiny(), "seed": 1})
+
+
+def _fnv_build_id(root) -> str:
+    """build.rs's build id, recomputed: two 64-bit FNV-1a hashes over the core's sources, its
+    manifest, the workspace's and the lock file, by relative path."""
+    names = sorted(str(p.relative_to(root)) for p in (root / "crates/dcnsim-core/src").rglob("*.rs"))
+    names = sorted(names + ["crates/dcnsim-core/Cargo.toml", "Cargo.toml", "Cargo.lock"])
+    hashes = [0xCBF29CE484222325, 0x6C62272E07BB0142]
+    mask, prime = (1 << 64) - 1, 0x100000001B3
+    for name in names:
+        contents = (root / name).read_bytes()
+        data = name.encode() + b"\0" + len(contents).to_bytes(8, "little") + contents
+        for n, h in enumerate(hashes):
+            for byte in data:
+                h = ((h ^ byte) * prime) & mask
+            hashes[n] = h
+    return "".join(f"{h:016x}" for h in hashes)
+
+
+def test_the_build_id_hashes_the_core_sources_as_they_are():
+    """A stale extension (the core's sources changed since it was compiled) fails here: rebuild it."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "crates/dcnsim-core/src").is_dir():
+        pytest.skip("no core sources beside the tests")
+    assert _core.build_id() == _fnv_build_id(root)
 
 
 def test_the_version_names_the_build(capsys):
