@@ -434,7 +434,10 @@ def _dispatch(args) -> int:
     if args.cmd == "results":
         return _results(args)
     if args.cmd == "plot":
-        return _plot(args)
+        from .errors import naming
+
+        with naming(args.out):  # a full disk while the figure is written
+            return _plot(args)
     if args.cmd == "repro":
         return _repro(args)
     if args.cmd in ("pack", "unpack"):

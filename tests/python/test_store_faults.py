@@ -143,6 +143,17 @@ def test_sweep_flows_and_plot_name_a_truncated_flow_table(store, capsys):
     assert "1 curves" in captured.out and "flows.parquet" in captured.err
 
 
+def test_a_truncated_time_series_is_damage_and_plot_names_it(tmp_path, capsys):
+    spec = SweepSpec(base={**tiny(duration_us=500.0), "metrics": {"sample_interval_us": 50.0}}, axes={"seed": [1]})
+    out = tmp_path / "ts"
+    key = run_sweep(spec, out, workers=1, quiet=True)["key"][0]
+    cut_in_half(out / "runs" / key / "timeseries.parquet")
+    assert results(out)["status"].tolist() == ["damaged"]
+    assert main(["plot", "timeseries", str(out), "--out", str(tmp_path / "t.png")]) == 2
+    err = capsys.readouterr().err
+    assert f"runs/{key}/timeseries.parquet: not a readable Parquet file" in err and "Traceback" not in err
+
+
 def test_a_resumed_sweep_says_it_runs_damaged_runs_again(store, capsys):
     key = first_key(store)
     (store / "runs" / key / "summary.json").write_text("{")
@@ -266,7 +277,7 @@ def bad_packs(header, records):
     first, second = records
     return [
         ("done-list", [header, first, _with(second, done=[1])], "done is a list"),
-        ("summary-string", [header, first, _with(second, summary="x")], "the file is a string"),
+        ("summary-string", [header, first, _with(second, summary="x")], "summary is a string"),
         ("summary-field", [header, first, _with(second, summary=_with(second["summary"], events="many"))],
          "events is a string"),
         ("spec-list", [header, _with(first, spec=[])], "spec is a list"),

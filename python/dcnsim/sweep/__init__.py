@@ -283,7 +283,7 @@ def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) 
         row.update(_run_row(store, row["key"]))
     df = pd.DataFrame(rows) if rows else pd.DataFrame(columns=["key", "sweep", "status"])
     df.attrs.update(axes=list(axes), runs_by_sweep={n: len(k) for n, k in by_sweep.items()},
-                    build=short(build_id()), index_damage=str(store.index_damage) if store.index_damage else None)
+                    build=short(build_id()), index_damage=store.index_damage.reason if store.index_damage else None)
     return df
 
 

@@ -39,6 +39,8 @@ DONE_FIELDS = {"finished": NUMBER, "wall_time_s": NUMBER, "summary_only": bool, 
                "build": str, "build_git": str, "spec_key": str, "sweep": {"name": str, "axes": dict}}
 
 TABLES = ("flows", "queues", "switches")
+#: Tables a run holds when its spec asks for them (sampling, tracing): checked where present.
+OPTIONAL_TABLES = ("timeseries", "trace", "flow_state")
 
 
 class Damaged(UsageError):
@@ -103,14 +105,14 @@ def check_fields(doc, schema, where: str = "", required: bool = True) -> None:
         raise ValueError(f"{where} is {_type_name(doc)} ({json.dumps(doc, default=str)[:40]}), expected {wanted}")
 
 
-def parse_json(text, what) -> object:
+def parse_json(text) -> object:
     """JSON text to a value; ValueError with the reason (not JSON, nested too deeply)."""
     try:
         return json.loads(text)
     except RecursionError:
-        raise ValueError(f"{what} is nested too deeply to be read") from None
+        raise ValueError("nested too deeply to be read") from None
     except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
-        raise ValueError(f"{what} is not JSON ({e})" if str(e) else f"{what} is not JSON") from None
+        raise ValueError(f"not JSON ({e})" if str(e) else "not JSON") from None
 
 
 def read_json_object(path: Path, schema=None, required: bool = True) -> dict:
@@ -121,7 +123,7 @@ def read_json_object(path: Path, schema=None, required: bool = True) -> dict:
             raise Damaged(path, f"{size} bytes, over the {MAX_JSON_BYTES} a stored JSON file may hold")
         if size == 0:
             raise Damaged(path, "empty")
-        doc = parse_json(path.read_bytes(), "the file")
+        doc = parse_json(path.read_bytes())
     except Damaged:
         raise
     except FileNotFoundError:
@@ -139,9 +141,9 @@ def read_json_object(path: Path, schema=None, required: bool = True) -> dict:
     return doc
 
 
-def check_summary(summary) -> None:
+def check_summary(summary, where: str = "") -> None:
     """ValueError naming the first summary field that is missing or of the wrong type."""
-    check_fields(summary, SUMMARY_FIELDS)
+    check_fields(summary, SUMMARY_FIELDS, where)
 
 
 def parquet_rows(path: Path) -> int:
@@ -160,9 +162,9 @@ def check_tables(run_dir: Path, summary: dict, done: Optional[dict]) -> None:
     """Each table the run should have opens and holds the rows its summary.json records."""
     recorded = summary.get("table_rows") if isinstance(summary.get("table_rows"), dict) else {}
     done = done or {}
-    for table in TABLES:
+    for table in TABLES + OPTIONAL_TABLES:
         path = run_dir / f"{table}.parquet"
-        if not _table_expected(table, done) and not path.exists():
+        if (table in OPTIONAL_TABLES or not _table_expected(table, done)) and not path.exists():
             continue
         rows = parquet_rows(path)
         want = recorded.get(f"{table}.parquet")

@@ -108,7 +108,7 @@ def _lines(path) -> Iterator[Tuple[int, object]]:
                 if total > MAX_PACK_BYTES:
                     raise UsageError(f"{path}: over {MAX_PACK_BYTES} bytes decompressed: not a summary pack")
                 try:
-                    yield n, parse_json(line, "it")
+                    yield n, parse_json(line)
                 except ValueError as e:
                     raise UsageError(f"{path}: line {n}: {e}: not a summary pack") from None
     except (FileNotFoundError, PermissionError):
@@ -142,7 +142,7 @@ def check_record(path, n: int, record) -> dict:
     try:
         check_fields(record["spec"], dict, "spec")
         check_fields(record["done"], DONE_FIELDS, "done", required=False)
-        check_summary(record["summary"])
+        check_summary(record["summary"], "summary")
     except ValueError as e:
         raise UsageError(f"{path}: line {n} (run {key}): {e}") from None
     return record

@@ -164,7 +164,7 @@ def _documented_defaults() -> dict:
 def _claim_owner(text: bytes) -> Optional[dict]:
     """The claim's {host, pid}, or None when the file is not a claim."""
     try:
-        owner = parse_json(text, "the claim")
+        owner = parse_json(text)
         check_fields(owner, {"host": str, "pid": "whole number"})
     except ValueError:
         return None
