@@ -1,8 +1,8 @@
 //! Computes the build id: a hash of everything that decides a simulation's results (the core's
 //! sources, the Cargo manifests and the lock file), so the results store can tell runs made by
 //! another build of the core from this one's. Also records the git commit the build was made from,
-//! with "-dirty" when the work tree had changes (provenance only: a commit that changes no source
-//! keeps the build id).
+//! with "-dirty" when the work tree had changes to tracked files when it was compiled (provenance
+//! only: a commit that changes no source keeps the build id).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -91,6 +91,19 @@ fn git_state(workspace: &Path) -> String {
     }
 }
 
+/// The git files whose change means another commit: HEAD and the branch it names (absent outside a
+/// git work tree; a packed ref is not watched).
+fn git_files(workspace: &Path) -> Vec<PathBuf> {
+    let mut names = vec!["HEAD".to_string()];
+    names.extend(git(workspace, &["rev-parse", "--symbolic-full-name", "HEAD"]).filter(|r| r.starts_with("refs/")));
+    names
+        .iter()
+        .filter_map(|name| git(workspace, &["rev-parse", "--git-path", name]))
+        .map(|path| workspace.join(path)) // relative to the work tree, or absolute (a linked work tree)
+        .filter(|path| path.is_file())
+        .collect()
+}
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let workspace = manifest.join("../..");
@@ -102,5 +115,9 @@ fn main() {
     println!("cargo:rustc-env=DCNSIM_BUILD_GIT={}", git_state(&workspace));
     for path in ["crates/dcnsim-core/src", "crates/dcnsim-core/Cargo.toml", "Cargo.toml", "Cargo.lock"] {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
+    }
+    // A new commit changes the recorded commit, not the id (the dirty flag is as of the last build).
+    for path in git_files(&workspace) {
+        println!("cargo:rerun-if-changed={}", path.display());
     }
 }

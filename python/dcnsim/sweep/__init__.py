@@ -55,7 +55,7 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
     plan = _plan(store, runs, spec.flow_tables, reuse_other_builds)
     store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in plan.keyed])
     if not quiet:
-        plan.report(spec.flow_tables)
+        plan.report()
     todo, seen = [], set()
     for k, values, s in plan.keyed:
         if k in plan.todo and k not in seen:
@@ -95,7 +95,8 @@ class _Plan:
         self.other_builds: List[str] = []  # their builds, one per run not reused
         self.reused: List[str] = []
 
-    def report(self, flow_tables: bool) -> None:
+    def report(self) -> None:
+        """Says on stderr which finished runs this sweep does not take as they are, and why."""
         if self.damaged:
             _note(f"{len(self.damaged)} damaged run(s) are run again: "
                   + "; ".join(str(d) for d in self.damaged[:3]) + ("; ..." if len(self.damaged) > 3 else ""))
