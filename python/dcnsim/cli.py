@@ -386,7 +386,8 @@ def parser() -> argparse.ArgumentParser:
     pk.add_argument("dir", help="the sweep store")
     pk.add_argument("file", help="the pack to write (e.g. table5.jsonl.gz)")
     up = sub.add_parser("unpack", help="add a pack's runs to a sweep store as finished (summary-only) runs, so "
-                        "a sweep with flow_tables = false run there again skips them")
+                        "a sweep with flow_tables = false run there again skips them (runs of another build of "
+                        "the core only with --reuse-other-builds)")
     up.add_argument("file", help="the pack (written by `dcnsim pack`)")
     up.add_argument("dir", help="the sweep store (created if missing)")
     rp = sub.add_parser("repro", help="reproduce a paper figure or table: `dcnsim repro list`")
