@@ -526,3 +526,29 @@ def test_a_read_only_store_with_a_damaged_index_still_reads(store, monkeypatch):
     df = results(store)
     assert sorted(df["status"]) == ["done", "done"] and df.attrs["index_damage"]
     assert (store / "sweep.json").read_text() == "{", "nothing written"
+
+
+def test_the_sweep_command_reuses_other_builds_only_when_told(store, tmp_path, monkeypatch, capsys):
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text(f'name = "two-seeds"\nflow_tables = true\n[base]\n{_toml_table(SPEC.base)}\n'
+                          "[axes]\nseed = [1, 2]\n")
+    monkeypatch.setattr(_core, "build_id", lambda: "2" * 32)
+    assert main(["sweep", str(sweep_file), "--out", str(store), "--workers", "1", "--reuse-other-builds"]) == 0
+    assert "reused as they are" in capsys.readouterr().err and len(Store(store).executed()) == 2
+    assert main(["sweep", str(sweep_file), "--out", str(store), "--workers", "1", "--quiet"]) == 0
+    assert len(Store(store).executed()) == 4
+
+
+def _toml_table(doc: dict) -> str:
+    """The spec as TOML text under [base] (inline tables and arrays)."""
+    return "\n".join(f"{key} = {_toml_value(value)}" for key, value in doc.items())
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)
