@@ -4,6 +4,7 @@ plots, summary packs of a store and reproductions."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from importlib import resources
@@ -137,7 +138,7 @@ def _run(spec_path, out, quiet: bool, sets, csv: bool = False, plot: bool = Fals
     if plot:
         _check_plot_out(Path(out) / "slowdown.png")  # matplotlib is there, before hours of simulation
     result = run(build_spec(spec_path, sets), progress=not quiet, flows=flows)
-    result.save(out, csv=csv, plot=plot)
+    result.save_replacing(out, csv=csv, plot=plot)
     if not quiet:
         print(format_summary(result.summary))
         optional = ("timeseries", "trace", "flow_state")
@@ -154,7 +155,8 @@ def _sweep(args) -> int:
 
     _check_out_dir(args.out)
     spec = load_sweep(args.sweep)
-    df = run_sweep(spec, args.out, executor=args.executor, workers=args.workers, address=args.address, quiet=args.quiet)
+    df = run_sweep(spec, args.out, executor=args.executor, workers=args.workers, address=args.address, quiet=args.quiet,
+                   reuse_other_builds=args.reuse_other_builds)
     failed = df[df["status"] == "failed"]
     if not args.quiet:
         cols = [c for c in ["key", *spec.axes, "status", "goodput_gbps", "slowdown_p99", "max_switch_bytes"] if c in df]
@@ -163,29 +165,65 @@ def _sweep(args) -> int:
 
 
 def _results(args) -> int:
+    from .errors import naming
     from .sweep import results
 
     df = results(args.dir, sweep=args.sweep)
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        with naming(args.csv):
+            df.to_csv(args.csv, index=False)
     names = df["sweep"].dropna().unique()
     if len(names) > 1:
-        counts = df.groupby("sweep").size()
+        counts = df.attrs["runs_by_sweep"]
         print(f"{args.dir} holds {len(names)} sweeps: " + ", ".join(f"{n} ({counts[n]} runs)" for n in names)
               + " (--sweep NAME shows one)")
-    print(df.to_string(index=False))
+    for line in store_notes(df, args.dir):
+        print(line)
+    print(_without_damaged(df).to_string(index=False))
     return 0
 
 
+def store_notes(df, where) -> list:
+    """What a results table leaves out or takes from elsewhere: a rebuilt sweep.json, damaged runs
+    (each with its file and the reason), runs stored by another build of the core."""
+    notes = []
+    if df.attrs.get("index_damage"):
+        notes.append(f"note: {where}: sweep.json was damaged ({df.attrs['index_damage']}); rebuilt from the runs "
+                     f"(the damaged file is kept as sweep.json.damaged)")
+    damaged = df[df["status"] == "damaged"] if "status" in df else df.iloc[0:0]
+    if len(damaged):
+        notes.append(f"{len(damaged)} damaged run(s) left out of the table (the next sweep runs them again):")
+        notes += [f"  {key}: {error}" for key, error in zip(damaged["key"], damaged["error"])]
+    if "build" in df:
+        here = df.attrs.get("build")
+        other = df[(df["status"] == "done") & (df["build"] != here)]
+        if len(other):
+            builds = ", ".join(sorted(set(other["build"])))
+            notes.append(f"{len(other)} run(s) stored by another build of the core ({builds}; this build: {here}): "
+                         f"a sweep runs them again unless --reuse-other-builds")
+    return notes
+
+
+def _without_damaged(df):
+    return df[df["status"] != "damaged"] if "status" in df else df
+
+
 def _pack(args) -> int:
-    from .sweep.pack import pack, unpack
+    from .sweep.pack import unpack_runs, write_pack
 
     if args.cmd == "pack":
-        n = pack(args.dir, args.file)
+        n, damaged = write_pack(args.dir, args.file)
         print(f"wrote {args.file}: {n} finished runs of {args.dir} (summaries, specs; no flow tables)")
+        if damaged:
+            print(f"left out {len(damaged)} damaged run(s) (a sweep run into {args.dir} runs them again):")
+            for d in damaged:
+                print(f"  {d}")
     else:
-        added, present = unpack(args.file, args.dir)
-        print(f"{args.dir}: added {added} summary-only runs from {args.file} ({present} were already there)")
+        done = unpack_runs(args.file, args.dir)
+        other = (f"; {done.other_builds} of those added were stored by another build of the core, which a sweep "
+                 f"reuses only with --reuse-other-builds") if done.other_builds else ""
+        print(f"{args.dir}: added {done.added} summary-only runs from {args.file} ({done.present} were already "
+              f"there{other})")
     return 0
 
 
@@ -205,6 +243,8 @@ def _plot(args) -> int:
 
     _check_plot_out(args.out)
     df = results(args.dir, sweep=args.sweep)
+    for line in store_notes(df, args.dir):
+        print(line, file=sys.stderr)
     done = df[df["status"] == "done"]
     if done.empty:
         raise UsageError(f"{args.dir} has no finished run to plot ({len(df)} runs: "
@@ -262,11 +302,13 @@ def _repro(args) -> int:
         df = stored_sweep(entry.build(args.quick), out)
         done = int((df["status"] == "done").sum())
         print(f"{done} of {len(df)} runs stored in {out}" + ("; reporting those" if done else ": nothing to report"))
+        for line in store_notes(df, out):
+            print(line)
         if not done:
             return 0
     else:
         df = run_sweep(entry.build(args.quick), out, executor=args.executor, workers=args.workers,
-                       address=args.address, quiet=args.quiet)
+                       address=args.address, quiet=args.quiet, reuse_other_builds=args.reuse_other_builds)
     print(entry.report(df, out))
     if not args.check:
         return 0
@@ -299,6 +341,8 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="dcnsim", description="Packet-level datacenter network simulator.")
+    ap.add_argument("--version", action="version", version=version_text(),
+                    help="the version and the build of the core (its id and the git commit it was built from)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run a spec file")
     r.add_argument("spec", help="TOML spec file")
@@ -342,7 +386,8 @@ def parser() -> argparse.ArgumentParser:
     pk.add_argument("dir", help="the sweep store")
     pk.add_argument("file", help="the pack to write (e.g. table5.jsonl.gz)")
     up = sub.add_parser("unpack", help="add a pack's runs to a sweep store as finished (summary-only) runs, so "
-                        "a sweep with flow_tables = false run there again skips them")
+                        "a sweep with flow_tables = false run there again skips them (runs of another build of "
+                        "the core only with --reuse-other-builds)")
     up.add_argument("file", help="the pack (written by `dcnsim pack`)")
     up.add_argument("dir", help="the sweep store (created if missing)")
     rp = sub.add_parser("repro", help="reproduce a paper figure or table: `dcnsim repro list`")
@@ -358,7 +403,18 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--workers", type=_positive_int, help="local processes (default: all cores)")
         p.add_argument("--address", help="Ray cluster address (default: start a local Ray instance)")
         p.add_argument("--quiet", action="store_true")
+        p.add_argument("--reuse-other-builds", action="store_true", help="take runs the store holds from another "
+                       "build of the core (another version of its sources) as they are, instead of running them "
+                       "again under this build")
     return ap
+
+
+def version_text() -> str:
+    from . import __version__
+    from .build import build_info
+
+    build = build_info()
+    return f"dcnsim {__version__} (build {build['id']}, git {build['git']})"
 
 
 def _dispatch(args) -> int:
@@ -379,12 +435,24 @@ def _dispatch(args) -> int:
     if args.cmd == "results":
         return _results(args)
     if args.cmd == "plot":
-        return _plot(args)
+        from .errors import naming
+
+        with naming(args.out):  # a full disk while the figure is written
+            return _plot(args)
     if args.cmd == "repro":
         return _repro(args)
     if args.cmd in ("pack", "unpack"):
         return _pack(args)
     return _run(args.spec, args.out, args.quiet, args.set, args.csv, args.plot, flows=not args.no_flows)
+
+
+def _silence_stdout() -> None:
+    """Points stdout at /dev/null, so the interpreter's last flush to a closed pipe is quiet."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _one_line(e: BaseException) -> str:
@@ -397,6 +465,10 @@ def main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
         return _dispatch(args)
+    except BrokenPipeError:
+        # The reader went away (`dcnsim describe | head`): what it read was what it wanted.
+        _silence_stdout()
+        return 0
     except (SpecError, UsageError) as e:
         print(f"error: {_one_line(e)}", file=sys.stderr)
         return 2

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
+
 from . import _core
 
 #: A run that failed for a reason other than its spec (an internal invariant, an unreadable file).
@@ -32,3 +35,21 @@ class SpecError(_core.SpecError):
 class UsageError(ValueError):
     """A command or function used on the wrong thing: a directory that holds no results, a plot
     column that does not exist. The message says what was expected."""
+
+
+@contextlib.contextmanager
+def naming(path):
+    """Writes inside name `path` in any OSError they raise: a write that fails after the file was
+    opened (a full disk: `[Errno 28] No space left on device`) carries no file name of its own."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename is not None:
+            raise
+        raise OSError(e.errno, e.strerror or " ".join(str(e).split()) or type(e).__name__, str(path)) from e
+
+
+def write_text(path, text: str) -> None:
+    """`Path(path).write_text(text)`, naming the file in any OSError."""
+    with naming(path):
+        Path(path).write_text(text)

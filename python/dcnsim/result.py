@@ -14,6 +14,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import naming, write_text
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -149,7 +151,10 @@ class Result:
     def from_core(cls, output, flows: bool = True) -> "Result":
         """A Result over a `_core.RunOutput`: no table is converted until it is read. Without
         `flows`, the run was made without its flow table (`dcnsim.run(..., flows=False)`)."""
+        from .build import build_info
+
         summary = json.loads(output.summary)
+        summary["build"] = build_info()  # which build of the core made the run (dcnsim.build)
         _warn_if_truncated(summary)
         r = cls.__new__(cls)
         r._output, r._frames = output, {}
@@ -188,13 +193,16 @@ class Result:
     def provenance(self) -> dict:
         s = self.summary
         return {"spec": self.spec, "seed": s["seed"], "version": s["version"], "wall_time_s": s["wall_time_s"],
-                "events": s["events"]}
+                "events": s["events"], "build": s.get("build")}
 
     def _metadata(self) -> dict:
         """Key-value metadata of every Parquet file: the provenance under `dcnsim.*`."""
         prov = self.provenance()
-        return {"dcnsim.spec": json.dumps(prov["spec"], sort_keys=True), "dcnsim.seed": str(prov["seed"]),
+        meta = {"dcnsim.spec": json.dumps(prov["spec"], sort_keys=True), "dcnsim.seed": str(prov["seed"]),
                 "dcnsim.version": str(prov["version"])}
+        if isinstance(prov["build"], dict):
+            meta["dcnsim.build"] = json.dumps(prov["build"], sort_keys=True)
+        return meta
 
     def _write_parquet(self, table: str, path: Path, derived: bool = True) -> None:
         """From Rust while the table was never read as a DataFrame (the common case, and the same
@@ -212,7 +220,8 @@ class Result:
         t = pa.Table.from_pandas(df, preserve_index=False)
         meta = dict(t.schema.metadata or {})
         meta.update((k.encode(), v.encode()) for k, v in self._metadata().items())
-        pq.write_table(t.replace_schema_metadata(meta), path, compression="zstd")
+        with naming(path):
+            pq.write_table(t.replace_schema_metadata(meta), path, compression="zstd")
 
     def save(self, out_dir, plot: bool = True, csv: bool = False, derived: bool = True) -> Path:
         """Writes flows/queues/switches.parquet (timeseries.parquet when sampled, trace.parquet and
@@ -230,22 +239,69 @@ class Result:
                              "not have: save it with plot=False, csv=False")
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        rows = {}  # recorded in summary.json: reading the store checks each table against it
         if self.has_flows:
             self._write_parquet("flows", out / "flows.parquet", derived)
+            rows["flows.parquet"] = self._rows("flows")
         if csv:
-            self.flows.to_csv(out / "flows.csv", index=False)
-        self._write_parquet("ports", out / "queues.parquet")
-        self._write_parquet("switches", out / "switches.parquet")
+            with naming(out / "flows.csv"):
+                self.flows.to_csv(out / "flows.csv", index=False)
+        for table, name in (("ports", "queues"), ("switches", "switches")):
+            self._write_parquet(table, out / f"{name}.parquet")
+            rows[f"{name}.parquet"] = self._rows(table)
         for table in ("timeseries", "trace", "flow_state"):
             if self._rows(table):
                 self._write_parquet(table, out / f"{table}.parquet")
-        (out / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
+                rows[f"{table}.parquet"] = self._rows(table)
+        saved = {**self.summary, "table_rows": rows}
+        write_text(out / "summary.json", json.dumps(saved, indent=2, sort_keys=True) + "\n")
         if plot:
             from .plots import slowdown_by_size
 
-            slowdown_by_size(self.summary, self.flows, out / "slowdown.png")
+            with naming(out / "slowdown.png"):
+                slowdown_by_size(self.summary, self.flows, out / "slowdown.png")
+        return out
+
+    def save_replacing(self, out_dir, **save_options) -> Path:
+        """`save`, so that out_dir never shows a finished run with a table it cannot read: the
+        files are written into a temporary directory beside it first (a full disk fails there,
+        leaving an earlier run in out_dir whole), then moved in, summary.json last and the earlier
+        summary.json removed first. Files in out_dir that a run does not write are kept."""
+        import os
+        import shutil
+
+        out = Path(out_dir)
+        tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            self.save(tmp, **save_options)
+            _move_run_into(tmp, out)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
         return out
 
     def __repr__(self) -> str:
         f = self.summary["flows"]
         return f"<dcnsim.Result {self.summary.get('protocol')} flows={f['started']} finished={f['finished']}>"
+
+
+#: Every file `Result.save` may write (an earlier run's that the new run does not write go).
+RUN_FILES = {"flows.parquet", "queues.parquet", "switches.parquet", "timeseries.parquet", "trace.parquet",
+             "flow_state.parquet", "flows.csv", "summary.json", "slowdown.png", "slowdown.pdf"}
+
+
+def _move_run_into(tmp: Path, out: Path) -> None:
+    """Moves the run written whole into `tmp` to `out` (renames within one filesystem: no space
+    needed). While the files move, `out` has no summary.json, so it never reads as a finished run
+    made of two runs' files."""
+    import os
+
+    if not out.exists():
+        os.rename(tmp, out)
+        return
+    (out / "summary.json").unlink(missing_ok=True)
+    written = {p.name for p in tmp.iterdir()}
+    for name in RUN_FILES - written:
+        (out / name).unlink(missing_ok=True)
+    for p in sorted(tmp.iterdir(), key=lambda p: p.name == "summary.json"):
+        os.replace(p, out / p.name)

@@ -58,10 +58,19 @@ def read_toml(p: Path, what: str = "spec") -> dict:
         text = raw.decode("utf-8-sig")  # a byte-order mark (some Windows editors write one) is not TOML
     except UnicodeDecodeError as e:
         raise SpecError(str(p), f"not a text file (a {what} is UTF-8 TOML; byte {e.start} is not UTF-8)") from None
+    return _parse_toml(text, str(p))
+
+
+def _parse_toml(text: str, field: str) -> dict:
+    """TOML text as a dict; a SpecError at `field` for text that is not TOML or nests too deeply
+    for the reader (arrays inside arrays thousands of levels down)."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise SpecError(str(p), f"not valid TOML: {e}") from None
+        raise SpecError(field, f"not valid TOML: {e}") from None
+    except RecursionError:
+        raise SpecError(field, "not a spec: its arrays or tables nest too deeply to be read "
+                               f"(a spec nests a few levels, at most {MAX_DEPTH})") from None
 
 
 def load_spec(path: Union[str, os.PathLike]) -> dict:
@@ -76,7 +85,10 @@ def as_spec(spec: SpecLike) -> dict:
     A str is a path when it names an existing file or cannot be TOML (no `=`); otherwise it is
     TOML text, whose relative paths resolve against the working directory."""
     if isinstance(spec, Mapping):
-        return copy.deepcopy(dict(spec))
+        try:
+            return copy.deepcopy(dict(spec))
+        except RecursionError:
+            raise SpecError("(root)", f"nests deeper than {MAX_DEPTH} levels of tables and lists") from None
     if isinstance(spec, os.PathLike):
         return load_spec(spec)
     if isinstance(spec, str):
@@ -84,10 +96,7 @@ def as_spec(spec: SpecLike) -> dict:
             raise SpecError("spec", "is empty: give a dict, a TOML file's path or TOML text")
         if "=" not in spec or ("\n" not in spec and os.path.isfile(spec)):
             return load_spec(spec)
-        try:
-            return tomllib.loads(spec)
-        except tomllib.TOMLDecodeError as e:
-            raise SpecError("(root)", f"not valid TOML: {e}") from None
+        return _parse_toml(spec, "(root)")
     raise TypeError(f"a spec is a dict, a path or TOML text, not {type(spec).__name__}")
 
 
@@ -95,29 +104,50 @@ def _child(field: str, key: str) -> str:
     return key if field == "(root)" else f"{field}.{key}"
 
 
-def plain(value: Any, field: str = "(root)") -> Any:
+#: Deepest nesting of tables and lists a spec may have (the deepest real one has about 5).
+MAX_DEPTH = 64
+
+
+def _check_text(text: str, field: str) -> str:
+    """A string of a spec (a value or a table key) must be encodable text: a lone surrogate (a
+    JSON or TOML escape such as \\udc80, or a file name that is not UTF-8) is not."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise SpecError(field, f"holds a lone surrogate (U+{ord(text[e.start]):04X} at character {e.start}), "
+                               "which is not text: use a real character") from None
+    return text
+
+
+def plain(value: Any, field: str = "(root)", depth: int = 0) -> Any:
     """The spec as plain data the core reads (tables with string keys, lists, strings, booleans,
     integers, finite floats). numpy scalars and arrays become Python numbers and lists; anything
-    else (NaN, infinity, Decimal, set, bytes, ...) is a SpecError naming its field."""
+    else (NaN, infinity, Decimal, set, bytes, a lone surrogate in a string, nesting deeper than
+    MAX_DEPTH) is a SpecError naming its field."""
+    if depth > MAX_DEPTH:
+        raise SpecError(field, f"nests deeper than {MAX_DEPTH} levels of tables and lists")
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():
             if not isinstance(k, str):
                 raise SpecError(_child(field, repr(k)), f"table keys must be strings, got {type(k).__name__}")
-            out[k] = plain(v, _child(field, k))
+            _check_text(k, _child(field, k.encode("utf-8", "backslashreplace").decode()))
+            out[k] = plain(v, _child(field, k), depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [plain(v, f"{field}[{i}]") for i, v in enumerate(value)]
+        return [plain(v, f"{field}[{i}]", depth + 1) for i, v in enumerate(value)]
     if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**64:
         raise SpecError(field, f"{value} is out of range: integers in a spec are 64-bit")
-    if value is None or isinstance(value, (str, bool, int)):
+    if isinstance(value, str):
+        return _check_text(value, field)
+    if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
             raise SpecError(field, f"must be a finite number, got {value}")
         return value
     if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
-        return plain(value.tolist(), field)  # numpy scalars (np.int64(3), np.float32(0.5)) and arrays
+        return plain(value.tolist(), field, depth)  # numpy scalars (np.int64(3), np.float32(0.5)) and arrays
     what = type(value).__name__
     hint = "give a float or an integer" if what == "Decimal" else "use a number, string, boolean, list or table"
     raise SpecError(field, f"a {what} cannot be a spec value ({value!r:.60}): {hint}")

@@ -6,6 +6,7 @@ Fixed seed and 10,000 cases by default; a long run: DCNSIM_FUZZ_CASES=200000 DCN
 
 import copy
 import decimal
+import json
 import os
 import random
 
@@ -255,3 +256,151 @@ def test_broken_toml_names_the_file(tmp_path, text):
     with pytest.raises(dcnsim.SpecError) as e:
         dcnsim.resolve(build_spec(f, []))
     assert e.value.field in (str(f), "duration_us", "topology", "workload", "x")
+
+
+# Hostile values: each through the TOML path and the dict path, ending in a SpecError naming where.
+
+DEEP = 100_000
+
+
+def _deep_list():
+    value = []
+    for _ in range(DEEP):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("base", range(len(BASES)))
+def test_hostile_values_are_spec_errors_naming_the_field(tmp_path, base):
+    spec = copy.deepcopy(BASES[base])
+    for bad, field in [({"name": "run \udc80"}, "name"), ({"workload": [{**spec["workload"][0], "name": "\ud800"}]},
+                                                          "workload[0].name")]:
+        with pytest.raises(dcnsim.SpecError) as e:
+            dcnsim.resolve({**spec, **bad})
+        assert e.value.field == field and "lone surrogate" in e.value.message
+    with pytest.raises(dcnsim.SpecError, match="nests deeper"):
+        dcnsim.resolve({**spec, "seed": _deep_list()})
+    f = tmp_path / "s.toml"
+    f.write_text(to_toml(spec) + "\nextra = " + "[" * DEEP + "]" * DEEP + "\n")
+    with pytest.raises(dcnsim.SpecError) as e:
+        dcnsim.resolve(build_spec(f, []))
+    assert e.value.field == str(f) and "nest too deeply" in e.value.message
+
+
+# Damaged stores and packs: random damage to every kind of stored file, each read back through
+# `results` and `unpack`, ends in a run reported as damaged or an error naming the pack, never a
+# traceback.
+
+STORE_CASES = int(os.environ.get("DCNSIM_FUZZ_STORE_CASES", "300"))
+
+
+def _random_json(rng, depth=0):
+    kind = rng.randrange(7 if depth < 3 else 5)
+    if kind == 5:
+        return [_random_json(rng, depth + 1) for _ in range(rng.randrange(3))]
+    if kind == 6:
+        return {rng.choice(["a", "flows", "median"]): _random_json(rng, depth + 1) for _ in range(rng.randrange(3))}
+    return [None, rng.random() < 0.5, rng.randint(-10, 10**6), rng.random() * 1e3,
+            rng.choice(["", "x", "\udc80", "1e999"])][kind]
+
+
+def _damage_bytes(rng, data: bytes) -> bytes:
+    how = rng.randrange(5)
+    if how == 0:
+        return data[: rng.randrange(len(data) + 1)]  # cut off
+    if how == 1:
+        out = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            if out:
+                out[rng.randrange(len(out))] = rng.randrange(256)
+        return bytes(out)
+    if how == 2:
+        return os.urandom(rng.randrange(200))
+    if how == 3:
+        return json.dumps(_random_json(rng)).encode()
+    return data + os.urandom(rng.randrange(1, 50))
+
+
+def _damage_json_field(rng, data: bytes) -> bytes:
+    """A field anywhere in the document replaced by a value of a random type."""
+    doc = json.loads(data)
+    node = doc
+    while isinstance(node, dict) and node:
+        key = rng.choice(list(node))
+        if not isinstance(node[key], dict) or rng.random() < 0.4:
+            node[key] = _random_json(rng)
+            break
+        node = node[key]
+    return json.dumps(doc).encode()
+
+
+@pytest.fixture(scope="module")
+def fuzz_store(tmp_path_factory):
+    from dcnsim.sweep import SweepSpec, run_sweep
+
+    out = tmp_path_factory.mktemp("fuzz-store") / "store"
+    base = copy.deepcopy(BASES[0])
+    base["duration_us"] = 150.0
+    run_sweep(SweepSpec(base=base, axes={"seed": [1, 2]}, name="fuzz"), out, workers=1, quiet=True)
+    return out
+
+
+def test_randomly_damaged_stored_files_are_reported_never_a_traceback(fuzz_store):
+    from dcnsim.sweep import results
+    from dcnsim.sweep.store import Store
+
+    rng = random.Random(SEED)
+    keys = sorted(results(fuzz_store)["key"])
+    files = ["summary.json", "DONE", "spec.json", "flows.parquet", "queues.parquet", "switches.parquet"]
+    failures = []
+    for case in range(STORE_CASES):
+        key, name = rng.choice(keys), rng.choice(files + ["sweep.json", "claim", "failed"])
+        path = {"sweep.json": fuzz_store / "sweep.json", "claim": fuzz_store / "runs" / f"{key}.claim",
+                "failed": fuzz_store / "runs" / f"{key}.failed"}.get(name, fuzz_store / "runs" / key / name)
+        original = path.read_bytes() if path.exists() else None
+        damage = _damage_json_field if original and name.endswith(("json", "DONE")) and rng.random() < 0.5 \
+            else _damage_bytes
+        path.write_bytes(damage(rng, original or b'{"host": "h", "pid": 1}'))
+        try:
+            df = results(fuzz_store)
+            assert set(df["status"]) <= {"done", "damaged", "failed", "missing", "running"}, set(df["status"])
+            # A damaged index that still reads as one may list other runs; every other damage keeps both.
+            assert len(df) == 2 or name == "sweep.json", f"{len(df)} rows"
+            Store(fuzz_store).claim_is_stale(key)
+        except Exception as e:
+            failures.append(f"case {case} ({name}): {type(e).__name__}: {e}")
+        finally:
+            path.write_bytes(original) if original is not None else path.unlink()
+            (fuzz_store / "sweep.json.damaged").unlink(missing_ok=True)
+    assert not failures, f"{len(failures)} of {STORE_CASES} cases raised (seed {SEED}):\n" + "\n".join(failures[:5])
+
+
+def test_randomly_damaged_packs_add_all_or_nothing(fuzz_store, tmp_path):
+    import gzip
+
+    from dcnsim.errors import UsageError
+    from dcnsim.sweep import results
+    from dcnsim.sweep.pack import pack, unpack
+
+    pack(fuzz_store, tmp_path / "p.gz")
+    with gzip.open(tmp_path / "p.gz", "rb") as fh:
+        lines = fh.read().splitlines()
+    rng = random.Random(SEED)
+    failures = []
+    for case in range(STORE_CASES // 3):
+        damaged = list(lines)
+        n = rng.randrange(len(damaged))
+        damaged[n] = (_damage_json_field if rng.random() < 0.6 else _damage_bytes)(rng, damaged[n])
+        path, target = tmp_path / f"d{case}.gz", tmp_path / f"s{case}"
+        with gzip.open(path, "wb") as fh:
+            fh.write(b"\n".join(line.replace(b"\n", b" ") for line in damaged) + b"\n")
+        try:
+            added, _ = unpack(path, target)
+            assert added == 2 and len(results(target)) >= 2
+        except UsageError as e:
+            stored = list((target / "runs").iterdir()) if (target / "runs").exists() else []
+            if stored:
+                failures.append(f"case {case}: refused ({e}) but added {len(stored)} files")
+        except Exception as e:
+            failures.append(f"case {case} (line {n + 1}): {type(e).__name__}: {e}")
+    assert not failures, f"{len(failures)} cases failed (seed {SEED}):\n" + "\n".join(failures[:5])

@@ -52,9 +52,16 @@ def _write_pack(path, lines):
         fh.writelines(json.dumps(x) + "\n" for x in lines)
 
 
+def packed_lines(swept, tmp_path):
+    """The header and records of a real pack of the two-run store."""
+    pack(swept[1], tmp_path / "real.gz")
+    with gzip.open(tmp_path / "real.gz", "rt") as fh:
+        return [json.loads(line) for line in fh]
+
+
 def test_bad_packs_are_refused_with_the_reason(swept, tmp_path):
     header = {"format": FORMAT, "runs": 1, "sweeps": []}
-    record = {"key": "0123456789abcdef0123", "spec": {}, "summary": {}, "done": {}}
+    record = packed_lines(swept, tmp_path)[1]
     (tmp_path / "plain.txt").write_text("not gzip")
     cases = {
         "plain.txt": "not a gzip'd summary pack",

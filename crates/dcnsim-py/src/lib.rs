@@ -280,12 +280,28 @@ fn describe() -> String {
     .to_string()
 }
 
+/// The build id: a hash of the core's sources, manifests and lock file (see build.rs). Runs in a
+/// results store are keyed by it, so a store tells the runs of another build from this one's.
+#[pyfunction]
+fn build_id() -> &'static str {
+    env!("DCNSIM_BUILD_ID")
+}
+
+/// The git commit this extension was compiled from ("-dirty" with uncommitted changes; "unknown"
+/// outside a git work tree): provenance only, not part of any key.
+#[pyfunction]
+fn build_git() -> &'static str {
+    env!("DCNSIM_BUILD_GIT")
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(build_id, m)?)?;
+    m.add_function(wrap_pyfunction!(build_git, m)?)?;
     m.add_class::<CancelFlag>()?;
     m.add_class::<RunOutput>()?;
     m.add("SpecError", m.py().get_type::<SpecError>())?;

@@ -9,15 +9,17 @@ is ever lost or recomputed, and loaded back as one table.
 
 from __future__ import annotations
 
-import json
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
 
+from ..build import build_id, short
 from ..errors import SpecError, UsageError
+from .checks import Damaged
 from .progress import Progress
 from .spec import SweepSpec, as_sweep, compile_filter, load_sweep
-from .store import SINGLE_RUN_KEY, Store, run_key
+from .store import SINGLE_RUN_KEY, Store, build_key, run_key, spec_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,11 +31,13 @@ POLL_S = 0.5
 
 
 def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[int] = None,
-              address: Optional[str] = None, quiet: bool = False) -> pd.DataFrame:
+              address: Optional[str] = None, quiet: bool = False, reuse_other_builds: bool = False) -> pd.DataFrame:
     """Runs every run of `spec` not already finished in `out`; returns the results of its runs.
 
     Other sweeps stored in `out` are kept. A run another live sweep is simulating is not simulated
-    again: this one waits for it (or takes it over if its owner dies)."""
+    again: this one waits for it (or takes it over if its owner dies). A damaged run is run again.
+    A run stored by another build of the core is run again under this build (the other build's
+    run stays) unless `reuse_other_builds`, which takes it as it is."""
     if executor not in ("local", "ray"):
         raise ValueError(f"unknown executor {executor!r}: expected 'local' or 'ray'")
     if workers is not None and (not isinstance(workers, int) or workers < 1):
@@ -48,17 +52,19 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
 
     store = Store(out)
     store.rekey()
-    keyed = [(run_key(s), values, s) for values, s in runs]
-    store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in keyed])
+    plan = _plan(store, runs, spec.flow_tables, reuse_other_builds)
+    store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in plan.keyed])
+    if not quiet:
+        plan.report()
     todo, seen = [], set()
-    for k, _, s in keyed:
-        if not store.satisfies(k, spec.flow_tables) and k not in seen:
-            todo.append((k, s))
+    for k, values, s in plan.keyed:
+        if k in plan.todo and k not in seen:
+            todo.append((k, s, {"name": spec.name, "axes": values}))
             seen.add(k)
-    unique = {k for k, _, _ in keyed}
+    unique = {k for k, _, _ in plan.keyed}
     progress = Progress(total=len(unique), cached=len(unique) - len(todo), quiet=quiet)
     progress.show()
-    specs = dict(todo)
+    tasks = {k: (k, s, tag) for k, s, tag in todo}
     try:
         while todo:
             busy: List[str] = []
@@ -72,21 +78,79 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
                 run_local(str(store.root), todo, workers, finished, progress.start, spec.flow_tables)
             else:
                 run_ray(str(store.root.resolve()), todo, address, finished, progress.start, spec.flow_tables)
-            todo = [(k, specs[k]) for k in _wait_for_others(store, busy, progress, spec.flow_tables)]
+            todo = [tasks[k] for k in _wait_for_others(store, busy, progress, spec.flow_tables)]
     finally:
         progress.close()
-    return results(out, keys=[k for k, _, _ in keyed])
+    return results(out, keys=[k for k, _, _ in plan.keyed])
 
 
-def stored_sweep(spec: SweepSpec, out) -> pd.DataFrame:
+class _Plan:
+    """A sweep's runs against a store: (key, axis values, spec) of each, the keys to simulate,
+    and why some finished runs were not taken (damaged; stored by another build, not reused)."""
+
+    def __init__(self):
+        self.keyed: List[tuple] = []
+        self.todo: set = set()
+        self.damaged: List[Damaged] = []
+        self.other_builds: List[str] = []  # their builds, one per run not reused
+        self.reused: List[str] = []
+
+    def report(self) -> None:
+        """Says on stderr which finished runs this sweep does not take as they are, and why."""
+        if self.damaged:
+            _note(f"{len(self.damaged)} damaged run(s) are run again: "
+                  + "; ".join(str(d) for d in self.damaged[:3]) + ("; ..." if len(self.damaged) > 3 else ""))
+        if self.other_builds:
+            builds = ", ".join(sorted({short(b) for b in self.other_builds}))
+            _note(f"{len(self.other_builds)} run(s) of this sweep are stored by another build of the core "
+                  f"({builds}; this build: {short(build_id())}): not reused, they run again under this build "
+                  f"(--reuse-other-builds reuses them as they are)")
+        if self.reused:
+            builds = ", ".join(sorted({short(b) for b in self.reused}))
+            _note(f"{len(self.reused)} run(s) stored by another build of the core ({builds}) are reused as they are "
+                  f"(--reuse-other-builds; this build: {short(build_id())})")
+
+
+def _note(text: str) -> None:
+    print(f"[dcnsim sweep] {text}", file=sys.stderr)
+
+
+def _plan(store: Store, runs: list, flow_tables: bool, reuse_other_builds: bool) -> _Plan:
+    """Keys each run by this build. A run this build has not stored (usably) but another build
+    has is taken from that build with `reuse_other_builds`, else simulated here."""
+    plan, others, here = _Plan(), store.other_builds(), build_id()
+    for values, run_spec in runs:
+        own_spec_key = spec_key(run_spec)
+        key = build_key(own_spec_key, here)
+        if store.satisfies(key, flow_tables):
+            plan.keyed.append((key, values, run_spec))
+            continue
+        damage = store.damage(key) if store.is_done(key) else None
+        if damage is not None and key not in plan.todo:
+            plan.damaged.append(damage)
+        stored = [(k, b) for k, b in others.get(own_spec_key, []) if store.satisfies(k, flow_tables)]
+        if stored and reuse_other_builds:
+            key = stored[0][0]
+            plan.reused.append(stored[0][1])
+        else:
+            if stored:
+                plan.other_builds.append(stored[0][1])
+            plan.todo.add(key)
+        plan.keyed.append((key, values, run_spec))
+    return plan
+
+
+def stored_sweep(spec: SweepSpec, out, reuse_other_builds: bool = True) -> pd.DataFrame:
     """The results table of `spec`'s runs as `out` holds them now, running nothing: runs not
-    finished show as missing, running or failed. Records the sweep in `out` (so a later run_sweep
-    or `dcnsim results` lists it)."""
+    finished show as missing, running, failed or damaged. A run only another build of the core
+    has stored is reported from that build (the table's `build` column says which; without
+    `reuse_other_builds` it shows as missing). Records the sweep in `out` (so a later run_sweep or
+    `dcnsim results` lists it)."""
     store = Store(out)
     store.rekey()
-    keyed = [(run_key(s), values) for values, s in spec.runs()]
-    store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v in keyed])
-    return results(out, keys=[k for k, _ in keyed])
+    plan = _plan(store, spec.runs(), False, reuse_other_builds)
+    store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in plan.keyed])
+    return results(out, keys=[k for k, _, _ in plan.keyed])
 
 
 def _wait_for_others(store: Store, busy: List[str], progress: Progress, flow_tables: bool) -> List[str]:
@@ -167,8 +231,13 @@ def flatten_summary(s: dict) -> dict:
 def _run_row(store: Store, key: str) -> dict:
     row: dict = {}
     if store.is_done(key):
+        try:
+            summary = store.summary(key)
+        except Damaged as e:
+            return {"status": "damaged", "error": str(e)}
         row["status"] = "done"
-        row.update(flatten_summary(json.loads((store.run_dir(key) / "summary.json").read_text())))
+        row["build"] = short(store.done_record(key).get("build"))
+        row.update(flatten_summary(summary))
     elif store.claimed(key):
         row["status"] = "running"
     elif store.failure(key):
@@ -180,15 +249,20 @@ def _run_row(store: Store, key: str) -> dict:
 
 
 def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) -> pd.DataFrame:
-    """One row per run stored in `out`: key, sweep, status (done, failed, running, missing),
-    error, axis values, metrics. Every sweep run into `out` is listed (`sweep` names one), each run
-    once. `out` may also be a directory written by `dcnsim run` (one row, key ".")."""
+    """One row per run stored in `out`: key, sweep, status (done, failed, running, missing,
+    damaged), error (for a damaged run: the file and the reason), axis values, build (of the core
+    that made a finished run: the first 12 digits of its id, "unknown" for runs stored before
+    builds were recorded), metrics. Every sweep run into `out` is listed (`sweep` names one), each
+    run once. `out` may also be a directory written by `dcnsim run` (one row, key ".").
+
+    df.attrs holds "axes", "runs_by_sweep" (name -> runs it lists, shared runs counted in each),
+    "build" (this build's short id) and "index_damage" (why sweep.json was rebuilt, or None)."""
     import pandas as pd
 
     store = Store.open(out)
     if store.single_run:
         df = pd.DataFrame([{"key": SINGLE_RUN_KEY, "sweep": None, **_run_row(store, SINGLE_RUN_KEY)}])
-        df.attrs["axes"] = []
+        df.attrs.update(axes=[], runs_by_sweep={}, build=short(build_id()), index_damage=None)
         return df
     sweeps = store.read_sweeps()
     if sweep is not None:
@@ -196,19 +270,21 @@ def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) 
         sweeps = [s for s in sweeps if s["name"] == sweep]
         if not sweeps:
             raise UsageError(f"{out} holds no sweep named {sweep!r}; it holds: {', '.join(known)}")
-    rows, seen, axes = [], {}, {}
+    rows, seen, axes, by_sweep = [], {}, {}, {}
     for s in sweeps:
-        axes.update(dict.fromkeys(s["definition"].get("axes", {})))
+        axes.update(dict.fromkeys(s["definition"].get("axes") if isinstance(s["definition"].get("axes"), dict) else {}))
+        by_sweep.setdefault(s["name"], set()).update(r["key"] for r in s["runs"])
         for r in s["runs"]:
             if r["key"] not in seen:
                 seen[r["key"]] = len(rows)
                 rows.append({"key": r["key"], "sweep": s["name"], **r["axes"]})
     if keys is not None:
-        rows = [rows[seen[k]] for k in dict.fromkeys(keys)]
+        rows = [rows[seen[k]] for k in dict.fromkeys(keys) if k in seen]
     for row in rows:
         row.update(_run_row(store, row["key"]))
-    df = pd.DataFrame(rows)
-    df.attrs["axes"] = list(axes)
+    df = pd.DataFrame(rows) if rows else pd.DataFrame(columns=["key", "sweep", "status"])
+    df.attrs.update(axes=list(axes), runs_by_sweep={n: len(k) for n, k in by_sweep.items()},
+                    build=short(build_id()), index_damage=store.index_damage.reason if store.index_damage else None)
     return df
 
 
@@ -219,12 +295,19 @@ def load_flows(out, key: str) -> pd.DataFrame:
     from ..result import with_microseconds
     from .store import summary_only
 
-    run_dir = Store.open(out).run_dir(key)
+    store = Store.open(out)
+    run_dir = store.run_dir(key)
     if summary_only(run_dir):
         raise UsageError(f"run {key} in {out} has no flow table (made by a sweep with flow_tables = false, or "
                          f"unpacked from a summary pack); a sweep with flow_tables = true runs it again with one")
+    damage = store.damage(key) if store.is_done(key) else None
+    if damage is not None:
+        raise UsageError(f"run {key} in {out} is damaged ({damage}); running its sweep again redoes it")
+    if not (run_dir / "flows.parquet").exists():
+        raise UsageError(f"run {key} in {out} has no flow table ({run_dir / 'flows.parquet'} is missing)")
     return with_microseconds(pd.read_parquet(run_dir / "flows.parquet"))
 
 
 def load_summary(out, key: str) -> dict:
-    return json.loads((Store.open(out).run_dir(key) / "summary.json").read_text())
+    """The checked summary of a finished run; a UsageError naming the damaged file otherwise."""
+    return Store.open(out).summary(key)

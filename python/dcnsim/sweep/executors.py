@@ -34,17 +34,17 @@ def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[
               flow_tables: bool = True) -> None:
     workers = workers or os.cpu_count() or 1
     if workers == 1:
-        for key, spec in tasks:
+        for key, spec, tag in tasks:
             if on_start:
                 on_start(key)
-            on_done(execute(root, key, spec, flow_tables))
+            on_done(execute(root, key, spec, flow_tables, tag))
         return
     stop = multiprocessing.get_context().Event()
     pool_size = min(workers, len(tasks)) or 1
     with ProcessPoolExecutor(max_workers=pool_size, initializer=_init_worker, initargs=(stop,)) as pool:
         futures = {}
-        for key, spec in tasks:
-            futures[pool.submit(execute, root, key, spec, flow_tables)] = key
+        for key, spec, tag in tasks:
+            futures[pool.submit(execute, root, key, spec, flow_tables, tag)] = key
             if on_start:
                 on_start(key)
         try:
@@ -76,8 +76,8 @@ def run_ray(root: str, tasks: list, address: Optional[str], on_done: Callable[[d
     try:
         remote = ray.remote(num_cpus=1, max_retries=2)(execute)
         pending = {}
-        for key, spec in tasks:
-            pending[remote.remote(root, key, spec, flow_tables)] = key
+        for key, spec, tag in tasks:
+            pending[remote.remote(root, key, spec, flow_tables, tag)] = key
             if on_start:
                 on_start(key)
         while pending:

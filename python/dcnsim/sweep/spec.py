@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from ..errors import SpecError
-from ..spec import _resolve_paths, as_spec, load_spec, plain, read_toml, set_path
+from ..spec import _check_text, _resolve_paths, as_spec, load_spec, plain, read_toml, set_path
 
 MAX_RUNS = 100_000  # a typo in an axis should not schedule a million runs
 MAX_FILTER_ITEMS = 10_000  # longest string or list a filter may build (`'a' * 10**12` must not eat the memory)
@@ -36,6 +36,9 @@ class SweepSpec:
     flow_tables: bool = True
 
     def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise SpecError("name", f"a sweep's name is a string, got {self.name!r:.60}")
+        _check_text(self.name, "name")
         if not isinstance(self.flow_tables, bool):
             raise SpecError("flow_tables", f"expected true or false, got {self.flow_tables!r:.60}")
         self.base = plain(self.base)

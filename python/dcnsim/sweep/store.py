@@ -3,6 +3,7 @@
 DIR/
   sweep.json            every sweep run into DIR: its name, definition and runs (key + axis values)
   runs/<key>/           a finished run: flows/queues/switches.parquet, summary.json, spec.json, DONE
+                        (DONE records the build of the core that made it, and the sweep that asked)
   runs/<key>.failed     a failed run: error type and message (JSON); retried on the next attempt
   runs/<key>.claim      a run being simulated: the owner's host and pid (JSON), touched every 30 s
   runs/.tmp-<key>-<pid> a run being written; renamed into place only when complete
@@ -13,8 +14,17 @@ A run counts as finished only when its directory exists with DONE inside; the di
 an atomic rename, so a killed writer leaves at most a stray temp directory, never a half run.
 A run is claimed (a file created exclusively) before it is simulated, so sweeps sharing DIR never
 simulate it twice; a claim whose owner died (same host: its pid is gone; any host: no heartbeat
-for STALE_CLAIM_S) is taken over. A directory written by `dcnsim run` (summary.json, no sweep.json)
-reads as a store of one run whose key is ".".
+for STALE_CLAIM_S; a claim file that is not a claim) is taken over. A directory written by
+`dcnsim run` (summary.json, no sweep.json) reads as a store of one run whose key is ".".
+
+A run's key is its spec's key (the resolved spec, the files it names, the version) and the build
+id of the core (dcnsim.build): runs made by another build of the core keep their own keys, so a
+sweep never takes them for this build's, and the results say which build stored each run.
+Runs stored before builds were recorded (and packs of them) are of an unknown build, keyed by
+their spec key alone.
+
+Every stored file is checked when read (see checks.py): a damaged run is reported with the file
+and the reason and is run again by the next sweep; a damaged sweep.json is rebuilt from the runs.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -30,11 +41,14 @@ from pathlib import Path
 from typing import List, Optional
 
 from .. import __version__
-from ..errors import UsageError
+from ..build import build_git, build_id
+from ..errors import UsageError, naming, write_text
 from ..spec import resolve
+from .checks import Damaged, check_fields, check_run, parse_json, read_json_object
 
 HEARTBEAT_S = 30.0
 STALE_CLAIM_S = 120.0
+CLAIM_WRITE_S = 10.0  # an empty claim older than this was never written: its owner died
 SINGLE_RUN_KEY = "."
 
 
@@ -64,11 +78,27 @@ def named_files(resolved: dict) -> List[str]:
     return files
 
 
-def run_key(spec: dict) -> str:
-    """Key of a run: the resolved spec without the keys at their documented defaults (so key order,
-    spelt-out defaults and keys a later version adds with behaviour-preserving defaults do not
-    matter), the contents of every file it names, and the software version."""
+def run_key(spec: dict, build: Optional[str] = None) -> str:
+    """Key of a run: its spec key (see `spec_key`) and the build of the core that makes it (this
+    one unless `build` says)."""
+    return build_key(spec_key(spec), build or build_id())
+
+
+def spec_key(spec: dict) -> str:
+    """Key of a run's spec: the resolved spec without the keys at their documented defaults (so key
+    order, spelt-out defaults and keys a later version adds with behaviour-preserving defaults do
+    not matter), the contents of every file it names, and the software version."""
     return _key_of_resolved(resolve(spec), __version__)
+
+
+def build_key(spec_key_: str, build: Optional[str]) -> str:
+    """The key of the run of a spec key made by `build`; a run that recorded no build (stored
+    before builds were) is keyed by its spec key alone."""
+    import hashlib
+
+    if not build:
+        return spec_key_
+    return hashlib.sha256(f"{spec_key_}:{build}".encode()).hexdigest()[:20]
 
 
 def _key_of_resolved(resolved: dict, version: str) -> str:
@@ -131,6 +161,16 @@ def _documented_defaults() -> dict:
     return _DEFAULTS
 
 
+def _claim_owner(text: bytes) -> Optional[dict]:
+    """The claim's {host, pid}, or None when the file is not a claim."""
+    try:
+        owner = parse_json(text)
+        check_fields(owner, {"host": str, "pid": "whole number"})
+    except ValueError:
+        return None
+    return owner if 0 < owner["pid"] < 2**31 else None
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -180,33 +220,83 @@ class Store:
         (self.runs / f"{key}.failed").unlink(missing_ok=True)
 
     def satisfies(self, key: str, flow_table: bool) -> bool:
-        """Finished, and with a flow table if one is wanted."""
-        return self.is_done(key) and not (flow_table and summary_only(self.run_dir(key)))
+        """Finished, undamaged, and with a flow table if one is wanted."""
+        return self.is_done(key) and not (flow_table and summary_only(self.run_dir(key))) \
+            and self.damage(key) is None
 
     def is_done(self, key: str) -> bool:
+        """Whether the run was finished (its files may still be damaged: see `damage`)."""
         if key == SINGLE_RUN_KEY:
             return (self.root / "summary.json").exists()
         return (self.runs / key / "DONE").exists()
 
+    def damage(self, key: str) -> Optional[Damaged]:
+        """Why a finished run cannot be used (the file and the reason), or None when every file
+        of it checks out (see checks.py)."""
+        try:
+            check_run(self.run_dir(key), single_run=key == SINGLE_RUN_KEY)
+        except Damaged as e:
+            return _relative(e, self.root)
+        return None
+
+    def summary(self, key: str) -> dict:
+        """A finished run's checked summary; Damaged naming the file otherwise."""
+        try:
+            return check_run(self.run_dir(key), single_run=key == SINGLE_RUN_KEY)
+        except Damaged as e:
+            raise _relative(e, self.root) from None
+
+    def done_record(self, key: str) -> dict:
+        """The run's DONE record ({} for a `dcnsim run` directory or a damaged record)."""
+        if key == SINGLE_RUN_KEY:
+            return {}
+        try:
+            return read_json_object(self.runs / key / "DONE")
+        except Damaged:
+            return {}
+
+    def finished_keys(self) -> List[str]:
+        """Every run directory with a DONE record, by name (damaged ones too)."""
+        if self.single_run or not self.runs.is_dir():
+            return []
+        return sorted(d.name for d in self.runs.iterdir() if not d.name.startswith(".") and (d / "DONE").exists())
+
+    def other_builds(self) -> dict:
+        """Finished runs made by another build of the core (or by an unknown one), by spec key:
+        spec key -> [(run key, build or None)]."""
+        here = build_id()
+        found: dict = {}
+        for key in self.finished_keys():
+            done = self.done_record(key)
+            build = done.get("build") if isinstance(done.get("build"), str) else None
+            if build == here:
+                continue
+            spec_key_ = done.get("spec_key") if isinstance(done.get("spec_key"), str) else key
+            found.setdefault(spec_key_, []).append((key, build))
+        return found
+
     def rekey(self) -> int:
         """Renames each finished run whose directory is not the key its stored resolved spec gives
         now (stored under an earlier key rule, or before a parameter was added at its default), so
-        it stays found. Runs naming files (their contents may have changed since) or of another
-        version are left alone. A rename is atomic; losing a race is harmless. Returns the renames."""
-        if self.single_run or not self.runs.is_dir():
-            return 0
+        it stays found (under the key of the build its DONE records). Runs naming files (their
+        contents may have changed since), of another version or damaged are left alone. A rename
+        is atomic; losing a race is harmless. Returns the renames."""
         renamed = 0
-        for d in self.runs.iterdir():
-            if d.name.startswith(".") or not (d / "DONE").exists():
-                continue
+        for name in self.finished_keys():
+            d = self.runs / name
             try:
-                summary = json.loads((d / "summary.json").read_text())
-            except (OSError, ValueError):
-                continue
+                summary = read_json_object(d / "summary.json")
+            except Damaged:
+                continue  # reported by `damage`, run again by the next sweep
             resolved = summary.get("spec")
             if summary.get("version") != __version__ or not isinstance(resolved, dict) or named_files(resolved):
                 continue
-            key = _key_of_resolved(resolved, __version__)
+            try:
+                spec_key_ = _key_of_resolved(resolved, __version__)
+            except (TypeError, ValueError):
+                continue
+            build = self.done_record(name).get("build")
+            key = build_key(spec_key_, build if isinstance(build, str) else None)
             if key != d.name and not (self.runs / key).exists():
                 with contextlib.suppress(OSError):
                     os.rename(d, self.runs / key)
@@ -214,11 +304,15 @@ class Store:
         return renamed
 
     def failure(self, key: str) -> Optional[dict]:
+        """The recorded failure {error, message, field} of a run, None when there is none; a
+        damaged record reads as a failure saying so (the next sweep runs the run again)."""
         p = self.runs / f"{key}.failed"
-        try:
-            return json.loads(p.read_text())
-        except (OSError, ValueError):
+        if not p.exists():
             return None
+        try:
+            return read_json_object(p, {"error": str, "message": str})
+        except Damaged as e:
+            return {"error": "DamagedRecord", "message": f"{_relative(e, self.root)}", "field": None}
 
     def failure_time(self, key: str) -> float:
         try:
@@ -229,7 +323,7 @@ class Store:
     def record_failure(self, key: str, e: BaseException) -> dict:
         info = {"error": type(e).__name__, "message": str(e), "field": getattr(e, "field", None)}
         tmp = self.runs / f".{key}.failed.{os.getpid()}"
-        tmp.write_text(json.dumps(info))
+        write_text(tmp, json.dumps(info))
         os.replace(tmp, self.runs / f"{key}.failed")
         return {"key": key, "status": "failed", **info}
 
@@ -237,37 +331,89 @@ class Store:
 
     @contextlib.contextmanager
     def _locked(self):
+        """Serializes updates of sweep.json (re-entrant within a process: read_sweeps heals the
+        index inside add_sweep's lock)."""
+        if getattr(self, "_holding_lock", False):
+            yield
+            return
         with open(self.root / ".lock", "a") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
+            self._holding_lock = True
             try:
                 yield
             finally:
+                self._holding_lock = False
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
+    #: Set by read_sweeps when sweep.json was damaged and rebuilt from the runs: the reason.
+    index_damage: Optional[Damaged] = None
+
     def read_sweeps(self) -> list:
-        """Every sweep stored here, oldest first: {name, definition, runs}."""
+        """Every sweep stored here, oldest first: {name, definition, runs}. A damaged sweep.json
+        is kept aside as sweep.json.damaged and rebuilt from the runs (see `index_damage`)."""
         p = self.root / "sweep.json"
         if not p.exists():
             return []
-        doc = json.loads(p.read_text())
-        if "sweeps" in doc:
-            return doc["sweeps"]
-        # The one-sweep format of earlier versions.
-        return [{"name": doc["definition"].get("name", "sweep"), "definition": doc["definition"], "runs": doc["runs"]}]
+        try:
+            return sweeps_of(read_json_object(p))
+        except Damaged as e:
+            self.index_damage = _relative(e, self.root)
+        try:
+            return self._rebuild_sweeps()
+        except OSError:  # a read-only store: the rebuilt index is used, not written
+            return self.sweeps_from_runs()
+
+    def _rebuild_sweeps(self) -> list:
+        p = self.root / "sweep.json"
+        with self._locked():
+            try:  # another process may have rebuilt it meanwhile
+                return sweeps_of(read_json_object(p))
+            except Damaged:
+                pass
+            sweeps = self.sweeps_from_runs()
+            os.replace(p, self.root / "sweep.json.damaged")
+            self._write_sweeps(sweeps)
+        return sweeps
+
+    def sweeps_from_runs(self) -> list:
+        """The sweep index as the finished runs record it: each run under the sweep that asked
+        for it (DONE's `sweep`), runs of earlier versions (which record none) under "recovered"."""
+        by_name: dict = {}
+        for key in self.finished_keys():
+            tag = self.done_record(key).get("sweep")
+            if not (isinstance(tag, dict) and isinstance(tag.get("name"), str) and isinstance(tag.get("axes"), dict)):
+                tag = {"name": "recovered", "axes": {}}
+            by_name.setdefault(tag["name"], []).append({"key": key, "axes": tag["axes"]})
+        sweeps = []
+        for name, runs in by_name.items():
+            axes: dict = {}
+            for run in runs:
+                for axis, value in run["axes"].items():
+                    values = axes.setdefault(axis, [])
+                    if canonical(value) not in map(canonical, values):
+                        values.append(value)
+            definition = {"name": name, "axes": axes, "rebuilt_from_runs": True}
+            sweeps.append(json.loads(canonical({"name": name, "definition": definition, "runs": runs})))
+        return sweeps
 
     def add_sweep(self, name: str, definition: dict, runs: list) -> None:
-        """Records a sweep; one with the same definition is recorded once, other sweeps stay."""
+        """Records a sweep; one with the same definition (or an entry of the same name rebuilt
+        from the runs) is recorded once, other sweeps stay."""
         with self._locked():
             sweeps = self.read_sweeps()
             entry = json.loads(canonical({"name": name, "definition": definition, "runs": runs}))
-            same = [i for i, s in enumerate(sweeps) if canonical(s["definition"]) == canonical(entry["definition"])]
+            same = [i for i, s in enumerate(sweeps) if canonical(s["definition"]) == canonical(entry["definition"])
+                    or (s["definition"].get("rebuilt_from_runs") and s["name"] == name)]
             if same:
                 sweeps[same[0]] = entry
             else:
                 sweeps.append(entry)
-            tmp = self.root / f".sweep.json.{os.getpid()}"
-            tmp.write_text(json.dumps({"sweeps": sweeps}, indent=1, sort_keys=True))
-            os.replace(tmp, self.root / "sweep.json")
+            self._write_sweeps(sweeps)
+
+    def _write_sweeps(self, sweeps: list) -> None:
+        tmp = self.root / f".sweep.json.{os.getpid()}"
+        write_text(tmp, json.dumps({"sweeps": sweeps}, indent=1, sort_keys=True))
+        os.replace(tmp, self.root / "sweep.json")
 
     # Claims: who is simulating a run right now.
 
@@ -302,20 +448,27 @@ class Store:
         return self._claim_path(key).exists() and not self.claim_is_stale(key)
 
     def claim_is_stale(self, key: str) -> bool:
+        """Whether the claim's owner is gone: no heartbeat for STALE_CLAIM_S, a dead pid on this
+        host, or a file that is not a claim (garbage; empty for longer than its owner takes to
+        write it)."""
         p = self._claim_path(key)
         try:
             age = time.time() - p.stat().st_mtime
-            owner = json.loads(p.read_text() or "{}")
+            text = p.read_bytes()
         except FileNotFoundError:
             return True
-        except (OSError, ValueError):
-            owner = {}
-            age = 0.0  # being written: its owner is alive
+        except OSError:
+            return False  # unreadable here (permissions): assume a live owner elsewhere
         if age > STALE_CLAIM_S:
             return True  # no heartbeat
+        if not text:
+            return age > CLAIM_WRITE_S  # created exclusively, then written: empty only for an instant
+        owner = _claim_owner(text)
+        if owner is None:
+            return True  # garbage: no owner could have written it
         import socket
 
-        if owner.get("host") == socket.gethostname() and isinstance(owner.get("pid"), int):
+        if owner.get("host") == socket.gethostname():
             return not _pid_alive(owner["pid"])
         return False
 
@@ -341,29 +494,77 @@ class Store:
             stop.set()
 
     def log_executed(self, key: str) -> None:
-        with open(self.root / "executed.log", "a") as f:
+        with naming(self.root / "executed.log"), open(self.root / "executed.log", "a") as f:
             f.write(f"{key} {time.time():.3f}\n")
 
     def executed(self) -> list:
+        """Keys of the simulations completed here, oldest first (lines that are not a record, as a
+        cut-off last line, are skipped)."""
         p = self.root / "executed.log"
-        return [line.split()[0] for line in p.read_text().splitlines()] if p.exists() else []
+        if not p.exists():
+            return []
+        lines = p.read_bytes().decode(errors="replace").splitlines()
+        return [parts[0] for parts in map(str.split, lines) if len(parts) == 2 and _KEY_TEXT.match(parts[0])]
 
 
+
+
+_KEY_TEXT = re.compile(r"^[0-9a-f]{8,64}$")
+
+#: A sweep entry of sweep.json: its name, definition (as given) and runs (key + axis values).
+SWEEP_ENTRY = {"name": str, "definition": dict, "runs": [{"key": str, "axes": dict}]}
+
+
+def sweeps_of(doc: dict) -> list:
+    """The sweep entries of a sweep.json document, checked; Damaged-free ValueError otherwise."""
+    if "sweeps" not in doc and "definition" in doc:  # the one-sweep format of earlier versions
+        definition = doc["definition"]
+        name = definition.get("name", "sweep") if isinstance(definition, dict) else None
+        doc = {"sweeps": [{"name": name, "definition": definition, "runs": doc.get("runs")}]}
+    try:
+        check_fields(doc, {"sweeps": [SWEEP_ENTRY]})
+    except ValueError as e:
+        raise Damaged("sweep.json", str(e)) from None
+    for n, entry in enumerate(doc["sweeps"]):
+        bad = [r["key"] for r in entry["runs"] if not _KEY_TEXT.match(r["key"])]
+        if bad:
+            raise Damaged("sweep.json", f"sweeps[{n}] lists a run key that is not a key: {bad[0][:40]!r}")
+    return doc["sweeps"]
+
+
+def _relative(e: Damaged, root: Path) -> Damaged:
+    """The same damage with the file named relative to the store (runs/<key>/summary.json)."""
+    try:
+        name = str(Path(e.file).relative_to(root))
+    except ValueError:
+        name = e.file
+    return Damaged(name, e.reason)
 
 
 def summary_only(run_dir: Path) -> bool:
     """Whether a finished run has no flow table: made with `flow_tables = false`, or unpacked from
     a summary pack (which has no queue tables either)."""
-    done = run_dir / "DONE"
     try:
-        return bool(json.loads(done.read_text()).get("summary_only"))
-    except (OSError, ValueError):
+        done = json.loads((run_dir / "DONE").read_bytes())
+    except (OSError, ValueError, RecursionError):
         return False
+    return isinstance(done, dict) and done.get("summary_only") is True
 
 
-def execute(root: str, key: str, spec: dict, flow_table: bool = True) -> dict:
+def done_record(result, flow_table: bool, spec: dict, sweep_tag: Optional[dict]) -> dict:
+    """What DONE records: when, the build that made the run, the spec key (to find the run from
+    another build) and the sweep that asked for it (to rebuild sweep.json from the runs)."""
+    done = {"finished": time.time(), "wall_time_s": result.summary["wall_time_s"], "build": build_id(),
+            "build_git": build_git(), "spec_key": spec_key(spec)}
+    if sweep_tag is not None:
+        done["sweep"] = sweep_tag
+    return done if flow_table else {**done, "summary_only": True}
+
+
+def execute(root: str, key: str, spec: dict, flow_table: bool = True, sweep_tag: Optional[dict] = None) -> dict:
     """Simulates one run into the store, with its flow table or (`flow_table=False`) without. A
-    finished run counts unless it lacks a flow table that is wanted: it is then run again. Runs in a
+    finished run counts unless it lacks a flow table that is wanted or is damaged: it is then run
+    again. `sweep_tag` ({name, axes}) is recorded in DONE. Runs in a
     worker process or a Ray task. Never raises (except on Ctrl-C): any failure, a panic in the core
     included, is recorded and reported. Returns status "done", "failed", or "busy" when another
     live sweep is simulating the run."""
@@ -386,9 +587,8 @@ def execute(root: str, key: str, spec: dict, flow_table: bool = True) -> dict:
         with store.heartbeat(key):
             result = run(spec, flows=flow_table)
             result.save(tmp, plot=False, derived=False)  # load_flows restores the us columns
-        (tmp / "spec.json").write_text(json.dumps(spec, indent=1, sort_keys=True))
-        done = {"finished": time.time(), "wall_time_s": result.summary["wall_time_s"]}
-        (tmp / "DONE").write_text(json.dumps(done if flow_table else {**done, "summary_only": True}))
+        write_text(tmp / "spec.json", json.dumps(spec, indent=1, sort_keys=True))
+        write_text(tmp / "DONE", json.dumps(done_record(result, flow_table, spec, sweep_tag)))
         store.install(tmp, key)
         store.log_executed(key)
         return {"key": key, "status": "done", "cached": False}
