@@ -1,4 +1,5 @@
 //! The network model: packets, egress ports with their pipelines of queue stages and links, routing.
+pub mod dispatch;
 pub mod framing;
 pub mod link_usage;
 pub mod network;

@@ -6,6 +6,8 @@ use super::options::{RunOptions, CANCEL_CHECK_EVENTS};
 use super::setup_clock::SetupClock;
 use super::spec::RunSpec;
 use crate::engine::events::{Event, EventQueue};
+use crate::net::dispatch::{self, NetStep};
+use crate::net::framing::Framing;
 use crate::net::link_usage;
 use crate::net::packet::{Fate, HostId, Packet, PacketId, PacketKind};
 use crate::net::port::PortId;
@@ -260,43 +262,20 @@ impl Simulation {
                 break; // the event is dropped: nothing after the end is simulated
             }
             self.prefetch_next();
-            match ev {
-                Event::LinkArrival(port) => match self.net.on_link_arrival(port, now, &mut self.events) {
-                    Some((pkt, node)) if node >= self.net.hosts => {
-                        self.net.switch_arrival(port, node, pkt, now, &mut self.events)
-                    }
-                    Some((pkt, node)) => self.deliver(pkt, node, port, now),
-                    None => {} // the link consumed it (a PFC frame) or lost it
-                },
-                Event::PortFree(port) => {
-                    if self.net.on_port_free(port, now, &mut self.events) {
-                        let host = self.net.ports[port as usize].owner;
-                        for (t, transport) in self.transports.iter_mut().enumerate() {
-                            let mut ctx =
-                                Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
-                            transport.on_nic_idle(&mut ctx, host);
-                        }
+            match dispatch::step(&mut self.net, ev, now, &mut self.events) {
+                NetStep::Done => {}
+                NetStep::Deliver { pkt, host, port } => self.deliver(pkt, host, port, now),
+                NetStep::NicIdle { host } => {
+                    for (t, transport) in self.transports.iter_mut().enumerate() {
+                        let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, t as u8);
+                        transport.on_nic_idle(&mut ctx, host);
                     }
                 }
-                Event::Timer { kind, transport, id } => {
-                    let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, transport);
-                    self.transports[transport as usize].on_timer(&mut ctx, kind, id);
+                NetStep::Deadlocked => {
+                    self.ended_at = now; // nothing can move any more
+                    return self.finish();
                 }
-                Event::FlowArrival => {
-                    if self.arrival_at == Some(now) {
-                        self.arrival_at = None;
-                        self.start_flows(now);
-                    }
-                }
-                Event::MeasureStart => self.open_window(now),
-                Event::Sample => self.sample(now),
-                Event::FlowStateSample => self.sample_flow_state(now),
-                Event::SwitchTimer { kind, id } => {
-                    if self.net.on_switch_timer(kind, id, now, &mut self.events) {
-                        self.ended_at = now; // deadlocked: nothing can move any more
-                        return self.finish();
-                    }
-                }
+                NetStep::NotNetwork(ev) => self.on_own_event(ev, now, framing),
             }
             if !self.flows.closed_loop_done.is_empty() {
                 self.restart_closed_loops(now);
@@ -313,6 +292,28 @@ impl Simulation {
             self.ended_at = end;
         }
         self.finish()
+    }
+
+    /// The run loop's own events: transport timers, flow arrivals, the window's opening, samples.
+    fn on_own_event(&mut self, ev: Event, now: Time, framing: Framing) {
+        match ev {
+            Event::Timer { kind, transport, id } => {
+                let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, transport);
+                self.transports[transport as usize].on_timer(&mut ctx, kind, id);
+            }
+            Event::FlowArrival => {
+                if self.arrival_at == Some(now) {
+                    self.arrival_at = None;
+                    self.start_flows(now);
+                }
+            }
+            Event::MeasureStart => self.open_window(now),
+            Event::Sample => self.sample(now),
+            Event::FlowStateSample => self.sample_flow_state(now),
+            Event::LinkArrival(_) | Event::PortFree(_) | Event::SwitchTimer { .. } => {
+                unreachable!("network events are handled by net::dispatch")
+            }
+        }
     }
 
     /// The run ended (at its end, when all work was done, or deadlocked): checks conservation and

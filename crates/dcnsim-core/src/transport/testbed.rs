@@ -1,13 +1,14 @@
 //! Test harness: runs one protocol instance — registered or not, e.g. a sender with a test-only
-//! controller — on a network built from a spec, through the same event handling as the
-//! simulation (`scenario/run.rs`), with a given list of flows. It can drop delivered packets at
+//! controller — on a network built from a spec, through the network's share of the event loop that
+//! the simulation uses too (`net::dispatch`), with a given list of flows. It can drop delivered packets at
 //! random (loss on the last link) and inject stray packets, for loss-recovery and robustness
 //! tests. Test builds only.
 
 use super::{Ctx, Framing, Protocol, TransportEnv};
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
-use crate::net::packet::{flags, Fate, FlowId, HostId, Packet, PacketKind};
+use crate::net::dispatch::{self, NetStep};
+use crate::net::packet::{flags, Fate, FlowId, HostId, Packet, PacketId, PacketKind};
 use crate::net::Network;
 use crate::record::flows::{FlowLog, FlowRecord};
 use crate::report::ideal::ideal_fct;
@@ -100,46 +101,41 @@ impl<P: Protocol> Testbed<P> {
                 break;
             }
             let (now, ev) = self.events.pop().unwrap();
-            match ev {
-                Event::LinkArrival(port) => {
-                    let Some((pkt, node)) = self.net.on_link_arrival(port, now, &mut self.events) else {
-                        continue; // lost on the link
-                    };
-                    if node >= self.net.hosts {
-                        self.net.forward(node, pkt, now, &mut self.events);
-                        continue;
-                    }
-                    let mut p = *self.net.pool.get(pkt);
-                    if self.mark_all && p.kind == PacketKind::Data && p.has(flags::ECT) {
-                        p.flags |= flags::CE;
-                    }
-                    let loss = if p.kind == PacketKind::Data { self.loss.0 } else { self.loss.1 };
-                    if loss > 0.0 && self.rng.bernoulli(loss) {
-                        self.net.pool.release(pkt, Fate::Dropped);
-                        self.lost += 1;
-                        continue;
-                    }
-                    self.net.pool.release(pkt, Fate::Delivered);
-                    if self.recording {
-                        self.delivered.push((now, p));
-                    }
-                    let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, 0);
-                    self.proto.on_packet(&mut ctx, node, &p);
-                }
-                Event::PortFree(port) if self.net.on_port_free(port, now, &mut self.events) => {
-                    let host = self.net.ports[port as usize].owner;
+            match dispatch::step(&mut self.net, ev, now, &mut self.events) {
+                NetStep::Deliver { pkt, host, .. } => self.deliver(pkt, host, now),
+                NetStep::NicIdle { host } => {
                     let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, 0);
                     self.proto.on_nic_idle(&mut ctx, host);
                 }
-                Event::Timer { kind, id, .. } => {
+                NetStep::NotNetwork(Event::Timer { kind, id, .. }) => {
                     let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, 0);
                     self.proto.on_timer(&mut ctx, kind, id);
                 }
-                Event::FlowArrival => self.start_flows(now),
-                _ => {}
+                NetStep::NotNetwork(Event::FlowArrival) => self.start_flows(now),
+                NetStep::Done | NetStep::Deadlocked | NetStep::NotNetwork(_) => {}
             }
         }
         self.net.check_conservation().unwrap();
+    }
+
+    /// A packet reached `host`: marked or lost here as the testbed is set to, then handed over.
+    fn deliver(&mut self, pkt: PacketId, host: HostId, now: Time) {
+        let mut p = *self.net.pool.get(pkt);
+        if self.mark_all && p.kind == PacketKind::Data && p.has(flags::ECT) {
+            p.flags |= flags::CE;
+        }
+        let loss = if p.kind == PacketKind::Data { self.loss.0 } else { self.loss.1 };
+        if loss > 0.0 && self.rng.bernoulli(loss) {
+            self.net.pool.release(pkt, Fate::Dropped);
+            self.lost += 1;
+            return;
+        }
+        self.net.pool.release(pkt, Fate::Delivered);
+        if self.recording {
+            self.delivered.push((now, p));
+        }
+        let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, self.framing, 0);
+        self.proto.on_packet(&mut ctx, host, &p);
     }
 
     fn start_flows(&mut self, now: Time) {
