@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Dict, Optional
 
 
 def size_group_spans(summary: dict, flows) -> list:
@@ -126,7 +127,7 @@ def _hashable(v):
     return v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
 
 
-def varying(df, within: str = None) -> list:
+def varying(df, within: Optional[str] = None) -> list:
     """Axes whose value differs between runs of `df` (with `within`: between runs that share that
     column's value, so an axis that only restates it, such as transport.protocol for protocol, is out)."""
     groups = [g for _, g in df.groupby(within, dropna=False)] if within else [df]
@@ -150,7 +151,7 @@ def run_labels(df, columns=None) -> dict:
     for _, r in df.iterrows():
         parts = [_short(df, c, r[c]) if c == "protocol" and not columns else f"{c}={_short(df, c, r[c])}" for c in cols]
         labels[r["key"]] = " ".join(parts) or r["key"]
-    counts = {}
+    counts: Dict[str, int] = {}
     for v in labels.values():
         counts[v] = counts.get(v, 0) + 1
     return {k: (f"{v} [{k[:6]}]" if counts[v] > 1 else v) for k, v in labels.items()}
@@ -240,7 +241,7 @@ def queue_vs_goodput(df, path, by: str = "protocol", tier: str = "edge", along=N
     data["line"] = data[lines].apply(lambda r: ", ".join(f"{a}={r[a]}" for a in lines), axis=1) if lines else ""
     data = data.sort_values([by, "line", along or "goodput_gbps"])
     fig, ax = plt.subplots(figsize=(6, 4.2))
-    colors = {}
+    colors: Dict[str, str] = {}
     for (name, line), sub in data.groupby([by, "line"], sort=False):
         c = colors.setdefault(name, f"C{len(colors) % 10}")
         ax.plot(sub["goodput_gbps"], sub["max_queue_bytes"] / 1e6, marker="o", color=c, alpha=0.85,

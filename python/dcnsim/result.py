@@ -135,7 +135,7 @@ class Result:
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict,
                  timeseries: pd.DataFrame = None, trace: pd.DataFrame = None, flow_state: pd.DataFrame = None):
         self._output = None  # the extension's RunOutput, when the tables are still there
-        self._frames = {}
+        self._frames: dict[str, pd.DataFrame] = {}
         self.flows = flows
         self.queues = queues
         self.switches = switches

@@ -153,7 +153,7 @@ def set_path(spec: dict, dotted: str, value: Any) -> None:
         raise SpecError(str(dotted) or "(root)", "an empty key")
     parts = [_parse_part(dotted, p) for p in dotted.split(".")]
     cur: Any = spec
-    walked = []
+    walked: list[str] = []
     for i, (name, index) in enumerate(parts):
         last = i == len(parts) - 1
         here = ".".join(walked) or "the spec"

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..sweep.spec import SweepSpec
 
 # measure(results DataFrame, out dir) -> our number
-Measure = Callable[[object, str], float]
+Measure = Callable[["pd.DataFrame", str], float]
 
 
 class NotRun(LookupError):
@@ -32,7 +37,8 @@ class Check:
     full_only: bool = False
     at_least: bool = False
 
-    def bounds(self, quick: bool):
+    def bounds(self, quick: bool) -> Tuple[float, float]:
+        """The accepted range of ours: (low, high)."""
         tol = self.quick_tolerance if quick and self.quick_tolerance is not None else self.tolerance
         span = tol * abs(self.paper) if self.relative else tol
         return self.paper - span, math.inf if self.at_least else self.paper + span
@@ -60,13 +66,13 @@ class Repro:
     name: str
     title: str
     paper: str
-    build: Callable[[bool], object]  # quick -> SweepSpec
-    report: Callable[[object, str], str]  # (results DataFrame, out dir) -> printable text
+    build: Callable[[bool], SweepSpec]  # quick -> the sweep
+    report: Callable[[pd.DataFrame, str], str]  # (results DataFrame, out dir) -> printable text
     checks: Sequence[Check] = field(default_factory=list)
 
-    def check(self, df, out: str, quick: bool) -> List[Outcome]:
+    def check(self, df: pd.DataFrame, out: str, quick: bool) -> List[Outcome]:
         """Measures every check that applies (quick or full) on a finished sweep."""
-        outcomes = []
+        outcomes: List[Outcome] = []
         for c in self.checks:
             if quick and c.full_only:
                 continue

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 from ..errors import SpecError, UsageError
 from .progress import Progress
@@ -102,8 +102,8 @@ def _wait_for_others(store: Store, busy: List[str], progress: Progress, flow_tab
                 progress.finish({"key": k, "status": "done"}, elsewhere=True)
             elif store.claimed(k):
                 still.append(k)
-            elif store.failure(k) and store.failure_time(k) >= since:
-                progress.finish({"key": k, "status": "failed", **store.failure(k)}, elsewhere=True)
+            elif (failure := store.failure(k)) and store.failure_time(k) >= since:
+                progress.finish({"key": k, "status": "failed", **failure}, elsewhere=True)
             else:
                 progress.waiting -= 1
                 orphans.append(k)
@@ -171,8 +171,7 @@ def _run_row(store: Store, key: str) -> dict:
         row.update(flatten_summary(json.loads((store.run_dir(key) / "summary.json").read_text())))
     elif store.claimed(key):
         row["status"] = "running"
-    elif store.failure(key):
-        f = store.failure(key)
+    elif f := store.failure(key):
         row.update(status="failed", error=f"{f['error']}: {f['message']}")
     else:
         row["status"] = "missing"
@@ -196,7 +195,9 @@ def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) 
         sweeps = [s for s in sweeps if s["name"] == sweep]
         if not sweeps:
             raise UsageError(f"{out} holds no sweep named {sweep!r}; it holds: {', '.join(known)}")
-    rows, seen, axes = [], {}, {}
+    rows: List[dict] = []
+    seen: Dict[str, int] = {}
+    axes: Dict[str, None] = {}
     for s in sweeps:
         axes.update(dict.fromkeys(s["definition"].get("axes", {})))
         for r in s["runs"]:

@@ -72,6 +72,7 @@ class SweepSpec:
                         set_path(spec, k, copy.deepcopy(x))
                 else:
                     set_path(spec, n, copy.deepcopy(v))
+            assert self.base_dir is not None  # set by __post_init__
             out.append((values, _resolve_paths(spec, Path(self.base_dir))))
         return out
 
@@ -129,7 +130,7 @@ def _dotted(node) -> Optional[str]:
     if isinstance(node, ast.Attribute):
         base = _dotted(node.value)
         return base and f"{base}.{node.attr}"
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
         base = _dotted(node.value)
         return base and f"{base}[{node.slice.value}]"
     return None
