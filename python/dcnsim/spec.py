@@ -27,7 +27,7 @@ from .setups import expand as expand_setup
 SpecLike = Union[Mapping[str, Any], str, os.PathLike]
 
 
-def _resolve_paths(spec: dict, base: Path) -> dict:
+def resolve_paths(spec: dict, base: Path) -> dict:
     """Makes file paths inside a spec relative to the spec file's folder, not the caller's."""
     for w in spec.get("workload", []) if isinstance(spec.get("workload"), list) else []:
         if not isinstance(w, dict):
@@ -67,7 +67,7 @@ def read_toml(p: Path, what: str = "spec") -> dict:
 def load_spec(path: Union[str, os.PathLike]) -> dict:
     """Reads a TOML spec file; relative paths inside it are resolved against its folder."""
     p = Path(path)
-    return _resolve_paths(read_toml(p), p.parent.resolve())
+    return resolve_paths(read_toml(p), p.parent.resolve())
 
 
 def as_spec(spec: SpecLike) -> dict:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from ..errors import SpecError
-from ..spec import _resolve_paths, as_spec, load_spec, plain, read_toml, set_path
+from ..spec import as_spec, load_spec, plain, read_toml, resolve_paths, set_path
 
 MAX_RUNS = 100_000  # a typo in an axis should not schedule a million runs
 MAX_FILTER_ITEMS = 10_000  # longest string or list a filter may build (`'a' * 10**12` must not eat the memory)
@@ -73,7 +73,7 @@ class SweepSpec:
                 else:
                     set_path(spec, n, copy.deepcopy(v))
             assert self.base_dir is not None  # set by __post_init__
-            out.append((values, _resolve_paths(spec, Path(self.base_dir))))
+            out.append((values, resolve_paths(spec, Path(self.base_dir))))
         return out
 
     def to_dict(self) -> dict:
@@ -94,7 +94,7 @@ def load_sweep(path) -> SweepSpec:
     if isinstance(base, str):
         base = load_spec(base if os.path.isabs(base) else p.parent / base)
     elif isinstance(base, dict):
-        base = _resolve_paths(base, p.parent.resolve())
+        base = resolve_paths(base, p.parent.resolve())
     else:
         raise SpecError("base", "a sweep needs base = \"run.toml\" or an inline [base] table")
     axes = doc.get("axes", {})
