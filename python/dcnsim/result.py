@@ -10,15 +10,18 @@ the CSV and the plot do.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from . import _core
 
-def _column(kind: str, *data: Any):
+
+def _column(kind: str, *data: Any) -> Any:
     """Rebuilds one column from the extension's encoding (see crates/dcnsim-py/src/lib.rs)."""
     import numpy as np
     import pandas as pd
@@ -67,7 +70,7 @@ class _Table:
     def __init__(self, table: str):
         self.table = table  # the extension's name for it
 
-    def __get__(self, obj, owner=None):
+    def __get__(self, obj: Optional[Result], owner: Optional[type] = None) -> Any:
         if obj is None:
             return self
         df = obj._frames.get(self.table)
@@ -75,7 +78,7 @@ class _Table:
             df = obj._frames[self.table] = obj._build(self.table)
         return df
 
-    def __set__(self, obj, df) -> None:
+    def __set__(self, obj: Result, df: pd.DataFrame) -> None:
         obj._frames[self.table] = df
 
 
@@ -134,7 +137,7 @@ class Result:
 
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict,
                  timeseries: pd.DataFrame = None, trace: pd.DataFrame = None, flow_state: pd.DataFrame = None):
-        self._output = None  # the extension's RunOutput, when the tables are still there
+        self._output: Optional[_core.RunOutput] = None  # the extension's RunOutput, when the tables are still there
         self._frames: dict[str, pd.DataFrame] = {}
         self.flows = flows
         self.queues = queues
@@ -146,7 +149,7 @@ class Result:
         self.spec = spec
 
     @classmethod
-    def from_core(cls, output, flows: bool = True) -> "Result":
+    def from_core(cls, output: _core.RunOutput, flows: bool = True) -> Result:
         """A Result over a `_core.RunOutput`: no table is converted until it is read. Without
         `flows`, the run was made without its flow table (`dcnsim.run(..., flows=False)`)."""
         summary = json.loads(output.summary)
@@ -214,7 +217,8 @@ class Result:
         meta.update((k.encode(), v.encode()) for k, v in self._metadata().items())
         pq.write_table(t.replace_schema_metadata(meta), path, compression="zstd")
 
-    def save(self, out_dir, plot: bool = True, csv: bool = False, derived: bool = True) -> Path:
+    def save(self, out_dir: Union[str, os.PathLike], plot: bool = True, csv: bool = False,
+             derived: bool = True) -> Path:
         """Writes flows/queues/switches.parquet (timeseries.parquet when sampled, trace.parquet and
         flow_state.parquet when traced), summary.json and slowdown.png into out_dir, creating it.
         Every Parquet file carries the provenance (spec, seed, version) as key-value metadata under

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Callable, Mapping, Optional, TypeVar, Union
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -25,6 +25,7 @@ from .result import Result
 from .setups import expand as expand_setup
 
 SpecLike = Union[Mapping[str, Any], str, os.PathLike]
+T = TypeVar("T")
 
 
 def resolve_paths(spec: dict, base: Path) -> dict:
@@ -131,7 +132,7 @@ def _to_json(spec: dict) -> str:
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _parse_part(dotted: str, part: str):
+def _parse_part(dotted: str, part: str) -> tuple[str, Optional[int]]:
     """`name` or `name[index]` of a dotted path; a SpecError naming the whole path otherwise."""
     name, index = part, None
     if "[" in part or "]" in part:
@@ -204,7 +205,7 @@ def run(spec: SpecLike, *, progress: bool = False, flows: bool = True) -> Result
 _external_stop = None
 
 
-def _interruptible(fn, *args):
+def _interruptible(fn: Callable[..., T], *args: Any) -> T:
     """Calls `fn(*args, cancel_flag)` so that Ctrl-C stops it. Python handles signals only in the
     main thread, between bytecodes, and never while the core runs: so the core runs in a helper
     thread while the main thread waits in short, interruptible steps; on KeyboardInterrupt it sets
@@ -216,7 +217,7 @@ def _interruptible(fn, *args):
     box: dict = {}
     entered, done = threading.Event(), threading.Event()
 
-    def work():
+    def work() -> None:
         entered.set()
         try:
             box["value"] = fn(*args, flag)

@@ -10,9 +10,10 @@ is ever lost or recomputed, and loaded back as one table.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from ..errors import SpecError, UsageError
 from .progress import Progress
@@ -27,8 +28,11 @@ __all__ = ["sweep", "run_sweep", "stored_sweep", "results", "load_flows", "load_
 
 POLL_S = 0.5
 
+#: A results directory.
+OutDir = Union[str, os.PathLike]
 
-def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[int] = None,
+
+def run_sweep(spec: SweepSpec, out: OutDir, executor: str = "local", workers: Optional[int] = None,
               address: Optional[str] = None, quiet: bool = False) -> pd.DataFrame:
     """Runs every run of `spec` not already finished in `out`; returns the results of its runs.
 
@@ -78,7 +82,7 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
     return results(out, keys=[k for k, _, _ in keyed])
 
 
-def stored_sweep(spec: SweepSpec, out) -> pd.DataFrame:
+def stored_sweep(spec: SweepSpec, out: OutDir) -> pd.DataFrame:
     """The results table of `spec`'s runs as `out` holds them now, running nothing: runs not
     finished show as missing, running or failed. Records the sweep in `out` (so a later run_sweep
     or `dcnsim results` lists it)."""
@@ -113,8 +117,8 @@ def _wait_for_others(store: Store, busy: List[str], progress: Progress, flow_tab
     return orphans
 
 
-def sweep(base, axes=None, out="sweep-out", filter: Optional[str] = None, name: str = "sweep",
-          flow_tables: bool = True, **kwargs) -> pd.DataFrame:
+def sweep(base: Any, axes: Optional[Dict[str, List[Any]]] = None, out: OutDir = "sweep-out",
+          filter: Optional[str] = None, name: str = "sweep", flow_tables: bool = True, **kwargs: Any) -> pd.DataFrame:
     """Expands `base` (a spec dict, TOML path or text) over `axes` and runs it; see `run_sweep`.
     Without `flow_tables`, the runs are stored without their flow tables (see `SweepSpec`)."""
     return run_sweep(as_sweep(base, axes, filter, name, flow_tables), out, **kwargs)
@@ -178,7 +182,7 @@ def _run_row(store: Store, key: str) -> dict:
     return row
 
 
-def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) -> pd.DataFrame:
+def results(out: OutDir, sweep: Optional[str] = None, keys: Optional[List[str]] = None) -> pd.DataFrame:
     """One row per run stored in `out`: key, sweep, status (done, failed, running, missing),
     error, axis values, metrics. Every sweep run into `out` is listed (`sweep` names one), each run
     once. `out` may also be a directory written by `dcnsim run` (one row, key ".")."""
@@ -213,7 +217,7 @@ def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) 
     return df
 
 
-def load_flows(out, key: str) -> pd.DataFrame:
+def load_flows(out: OutDir, key: str) -> pd.DataFrame:
     """The per-flow table of one finished run (key "." for a `dcnsim run` directory)."""
     import pandas as pd
 
@@ -227,5 +231,6 @@ def load_flows(out, key: str) -> pd.DataFrame:
     return with_microseconds(pd.read_parquet(run_dir / "flows.parquet"))
 
 
-def load_summary(out, key: str) -> dict:
+def load_summary(out: OutDir, key: str) -> dict:
+    """The summary (summary.json) of one finished run."""
     return json.loads((Store.open(out).run_dir(key) / "summary.json").read_text())
