@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, TypeVar, Union
+from typing import Any, Callable, Mapping, Optional, Protocol, TypeVar, Union
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -202,7 +202,24 @@ def run(spec: SpecLike, *, progress: bool = False, flows: bool = True) -> Result
 
 # An event (set by another process) that also stops runs, as Ctrl-C does: a sweep's worker processes
 # ignore SIGINT and stop when the sweep sets it (dcnsim.sweep.executors).
-_external_stop = None
+_external_stop: Optional[StopEvent] = None
+
+
+class StopEvent(Protocol):
+    """What stops runs from outside: a multiprocessing or threading Event."""
+
+    def is_set(self) -> bool: ...
+
+
+def set_external_stop(stop: Optional[StopEvent]) -> None:
+    """Makes `stop` stop this process's runs when it is set, as Ctrl-C does (for processes that ignore SIGINT)."""
+    global _external_stop
+    _external_stop = stop
+
+
+def external_stop() -> Optional[StopEvent]:
+    """The event set_external_stop gave, if any."""
+    return _external_stop
 
 
 def _interruptible(fn: Callable[..., T], *args: Any) -> T:
