@@ -23,6 +23,9 @@ source .venv/bin/activate
 
 gate "python lint" ruff check python tests
 gate "python types" mypy
+# The extension's stub (python/dcnsim/_core.pyi) against the built module: a binding added or changed in
+# crates/dcnsim-py without its stub fails here.
+gate "extension stub" python -m mypy.stubtest dcnsim._core
 gate "rust format" cargo fmt --all --check
 gate "rust lint" cargo clippy --workspace --all-targets --quiet -- -D warnings
 # dcnsim-py has no Rust tests (its Parquet writer and bindings are tested from Python below); building it

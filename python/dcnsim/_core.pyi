@@ -1,13 +1,16 @@
 """Types of the compiled extension (crates/dcnsim-py/src/lib.rs). The Python package wraps it:
 dcnsim.spec runs specs, dcnsim.result turns the encoded tables into DataFrames."""
 
-from typing import Literal, Optional, Union
+from typing import Literal, Optional, Union, final
+
+__all__ = ["run", "describe", "resolve", "_panic_for_tests", "CancelFlag", "RunOutput", "SpecError", "SimulationError",
+           "__version__"]
 
 __version__: str
 
 #: One encoded column: ("u64", bytes) | ("f64", bytes) | ("bool", bytes of 0/1) |
 #: ("opt_u64", value bytes, missing-mask bytes) | ("cat", distinct strings, bytes of u32 codes).
-EncodedColumn = Union[
+_EncodedColumn = Union[
     tuple[Literal["u64", "f64", "bool"], bytes],
     tuple[Literal["opt_u64"], bytes, bytes],
     tuple[Literal["cat"], list[str], bytes],
@@ -22,6 +25,7 @@ class SpecError(ValueError):
 class SimulationError(RuntimeError):
     """A run that failed for a reason other than its spec."""
 
+@final
 class CancelFlag:
     """Set it (from any thread) to stop the run it was given to; the run raises KeyboardInterrupt."""
 
@@ -29,6 +33,7 @@ class CancelFlag:
     def set(self) -> None: ...
     def is_set(self) -> bool: ...
 
+@final
 class RunOutput:
     """A run's result, kept in Rust until a table is asked for."""
 
@@ -41,7 +46,7 @@ class RunOutput:
         """The spec with every default filled in, as JSON text."""
 
     def rows(self, name: str) -> int: ...
-    def table(self, name: str) -> dict[str, EncodedColumn]: ...
+    def table(self, name: str) -> dict[str, _EncodedColumn]: ...
     def write_parquet(self, name: str, path: str, metadata: list[tuple[str, str]], micros: bool = False) -> None: ...
 
 def run(
