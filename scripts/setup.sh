@@ -31,11 +31,12 @@ source .venv/bin/activate
 stamp=.venv/.dcnsim-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/setup.sh -nt "$stamp" ] || [ ! -x .venv/bin/dcnsim ]; then
     # Ray is optional for users (pip install 'dcnsim[ray]'); the test suite checks the Ray executor.
-    # ruff (the Python linter scripts/test.sh runs) is pinned to a minor version: new releases add rules.
+    # ruff and mypy (the Python linter and type checker scripts/test.sh runs) are pinned to a minor
+    # version: new releases add rules.
     # A registry hiccup should not fail a fresh machine: three tries, a pause between them.
     for try in 1 2 3; do
         python -m pip install -q "maturin>=1.5,<2" "numpy>=1.22" "pandas>=1.5" "pyarrow>=10" "matplotlib>=3.5" \
-            "pytest>=7" "ray>=2.9" "ruff>=0.17,<0.18" && break
+            "pytest>=7" "ray>=2.9" "ruff>=0.17,<0.18" "mypy>=2.4,<2.5" && break
         [ "$try" = 3 ] && fail "pip could not install the dependencies (is PyPI reachable?)"
         echo "setup: pip install failed (try $try of 3); retrying in 15 s" >&2
         sleep 15

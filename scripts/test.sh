@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets up dcnsim and runs every gate: Python lint, Rust formatting and lints, the Rust suites (test profile:
-# opt-level 2 with debug assertions and overflow checks on, so every debug_assert! runs), then the Python suite.
+# Sets up dcnsim and runs every gate: Python lint and types (mypy, configured in pyproject.toml), Rust
+# formatting and lints, the Rust suites (test profile: opt-level 2 with debug assertions and overflow
+# checks on, so every debug_assert! runs), then the Python suite.
 # Every gate runs even when an earlier one fails; the run ends by naming the failed gates and exits non-zero.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,10 @@ bash scripts/setup.sh || { echo "=== gate FAILED: setup (scripts/setup.sh); noth
 source .venv/bin/activate
 
 gate "python lint" ruff check python tests
+gate "python types" mypy
+# The extension's stub (python/dcnsim/_core.pyi) against the built module: a binding added or changed in
+# crates/dcnsim-py without its stub fails here.
+gate "extension stub" python -m mypy.stubtest dcnsim._core
 gate "rust format" cargo fmt --all --check
 gate "rust lint" cargo clippy --workspace --all-targets --quiet -- -D warnings
 # dcnsim-py has no Rust tests (its Parquet writer and bindings are tested from Python below); building it

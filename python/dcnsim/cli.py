@@ -251,13 +251,16 @@ def _plot(args) -> int:
                          + ", ".join(f"{n} {s}" for s, n in df["status"].value_counts().items()) + ")")
     _need_columns(df, [args.by], "--by")
     _need_columns(df, args.label or [], "--label")
-    done = done.assign(**{args.by: done[args.by].map(plots._hashable)})  # a zipped axis holds lists
+    done = done.assign(**{args.by: done[args.by].map(plots.hashable)})  # a zipped axis holds lists
     if args.kind == "slowdown":
-        data = plots.slowdown_by_group(done, args.out, by=args.by)
+        plots.slowdown_by_group(done, args.out, by=args.by)
+        data = plots.slowdown_by_group_data(done, by=args.by)
     elif args.kind == "queue-goodput":
-        data = plots.queue_vs_goodput(done, args.out, by=args.by)
+        plots.queue_vs_goodput(done, args.out, by=args.by)
+        data = plots.queue_vs_goodput_data(done, by=args.by)
     elif args.kind == "queue-tiers":
-        data = plots.queue_by_tier(done, args.out, by=args.by)
+        plots.queue_by_tier(done, args.out, by=args.by)
+        data = plots.queue_by_tier_data(done, by=args.by)
     elif args.kind == "timeseries":
         import pandas as pd
 
@@ -269,15 +272,20 @@ def _plot(args) -> int:
         path = Store.open(args.dir).run_dir(key) / "timeseries.parquet"
         if not path.exists():
             raise UsageError(f"run {key} has no time series: set metrics.sample_interval_us in its spec")
-        data = plots.timeseries(pd.read_parquet(path), args.out, series=args.series, title=f"run {key}")
+        ts = pd.read_parquet(path)
+        title = plots.run_labels(done).get(key, "")
+        plots.timeseries(ts, args.out, series=args.series, title=title)
+        data = plots.timeseries_data(ts, series=args.series)
     else:
         labels = plots.run_labels(done, args.label)
         flows = {labels[k]: load_flows(args.dir, k) for k in done["key"]}
         if args.kind == "fct-cdf":
-            data = plots.fct_cdf(flows, args.out)
+            plots.fct_cdf(flows, args.out)
+            data = plots.fct_cdf_data(flows)
         else:
             windows = {labels[k]: load_summary(args.dir, k)["window_ps"] for k in done["key"]}
-            data = plots.sorted_throughput(flows, windows, args.out)
+            plots.sorted_throughput(flows, windows, args.out)
+            data = plots.sorted_throughput_data(flows, windows)
         print(f"wrote {args.out} ({len(data)} points, {len(flows)} curves, one per run)")
         return 0
     print(f"wrote {args.out} ({len(data)} points)")

@@ -18,17 +18,17 @@ class SpecError(_core.SpecError):
     Subclasses the extension's SpecError (itself a ValueError), so one `except` catches errors
     found in Python (TOML syntax, sweep files) and in the core alike."""
 
-    def __init__(self, field: str, message: str):
+    def __init__(self, field: str, message: str) -> None:
         super().__init__(f"spec error at `{field}`: {message}")
         self.field = field
         self.message = message
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[SpecError], tuple[str, str]]:
         # Rebuild from (field, message), not from the formatted text: sweeps send errors across processes.
         return (type(self), (self.field, self.message))
 
     @classmethod
-    def from_core(cls, e: _core.SpecError) -> "SpecError":
+    def from_core(cls, e: _core.SpecError) -> SpecError:
         return cls(e.field, e.message)
 
 

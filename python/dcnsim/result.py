@@ -10,17 +10,20 @@ the CSV and the plot do.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .errors import naming, write_text
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from . import _core
 
-def _column(kind: str, *data: Any):
+
+def _column(kind: str, *data: Any) -> Any:
     """Rebuilds one column from the extension's encoding (see crates/dcnsim-py/src/lib.rs)."""
     import numpy as np
     import pandas as pd
@@ -69,7 +72,7 @@ class _Table:
     def __init__(self, table: str):
         self.table = table  # the extension's name for it
 
-    def __get__(self, obj, owner=None):
+    def __get__(self, obj: Optional[Result], owner: Optional[type] = None) -> Any:
         if obj is None:
             return self
         df = obj._frames.get(self.table)
@@ -77,7 +80,7 @@ class _Table:
             df = obj._frames[self.table] = obj._build(self.table)
         return df
 
-    def __set__(self, obj, df) -> None:
+    def __set__(self, obj: Result, df: pd.DataFrame) -> None:
         obj._frames[self.table] = df
 
 
@@ -136,8 +139,8 @@ class Result:
 
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, switches: pd.DataFrame, summary: dict, spec: dict,
                  timeseries: pd.DataFrame = None, trace: pd.DataFrame = None, flow_state: pd.DataFrame = None):
-        self._output = None  # the extension's RunOutput, when the tables are still there
-        self._frames = {}
+        self._output: Optional[_core.RunOutput] = None  # the extension's RunOutput, when the tables are still there
+        self._frames: dict[str, pd.DataFrame] = {}
         self.flows = flows
         self.queues = queues
         self.switches = switches
@@ -148,7 +151,7 @@ class Result:
         self.spec = spec
 
     @classmethod
-    def from_core(cls, output, flows: bool = True) -> "Result":
+    def from_core(cls, output: _core.RunOutput, flows: bool = True) -> Result:
         """A Result over a `_core.RunOutput`: no table is converted until it is read. Without
         `flows`, the run was made without its flow table (`dcnsim.run(..., flows=False)`)."""
         from .build import build_info
@@ -223,7 +226,8 @@ class Result:
         with naming(path):
             pq.write_table(t.replace_schema_metadata(meta), path, compression="zstd")
 
-    def save(self, out_dir, plot: bool = True, csv: bool = False, derived: bool = True) -> Path:
+    def save(self, out_dir: Union[str, os.PathLike], plot: bool = True, csv: bool = False,
+             derived: bool = True) -> Path:
         """Writes flows/queues/switches.parquet (timeseries.parquet when sampled, trace.parquet and
         flow_state.parquet when traced), summary.json and slowdown.png into out_dir, creating it.
         Every Parquet file carries the provenance (spec, seed, version) as key-value metadata under

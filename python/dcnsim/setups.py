@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Dict, List
+from typing import Any, Dict, List
 
 from .errors import SpecError
 
@@ -98,7 +98,7 @@ def _hpcc_paper_queue(marking, high_priority_acks: bool, host_gbps: float = 100.
 
 
 def _hpcc_paper_switch(high_priority_acks: bool, int_: bool = False) -> dict:
-    sw = {"buffer_bytes": HPCC_PAPER_BUFFER, "pfc": True}
+    sw: dict[str, Any] = {"buffer_bytes": HPCC_PAPER_BUFFER, "pfc": True}
     if high_priority_acks:
         sw["pfc_classes"] = [1]  # the reference pauses data queues only (queue 0 is never paused)
     if int_:

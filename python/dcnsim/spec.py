@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Callable, Mapping, Optional, Protocol, TypeVar, Union
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -25,9 +25,10 @@ from .result import Result
 from .setups import expand as expand_setup
 
 SpecLike = Union[Mapping[str, Any], str, os.PathLike]
+T = TypeVar("T")
 
 
-def _resolve_paths(spec: dict, base: Path) -> dict:
+def resolve_paths(spec: dict, base: Path) -> dict:
     """Makes file paths inside a spec relative to the spec file's folder, not the caller's."""
     for w in spec.get("workload", []) if isinstance(spec.get("workload"), list) else []:
         if not isinstance(w, dict):
@@ -76,7 +77,7 @@ def _parse_toml(text: str, field: str) -> dict:
 def load_spec(path: Union[str, os.PathLike]) -> dict:
     """Reads a TOML spec file; relative paths inside it are resolved against its folder."""
     p = Path(path)
-    return _resolve_paths(read_toml(p), p.parent.resolve())
+    return resolve_paths(read_toml(p), p.parent.resolve())
 
 
 def as_spec(spec: SpecLike) -> dict:
@@ -108,7 +109,7 @@ def _child(field: str, key: str) -> str:
 MAX_DEPTH = 64
 
 
-def _check_text(text: str, field: str) -> str:
+def check_text(text: str, field: str) -> str:
     """A string of a spec (a value or a table key) must be encodable text: a lone surrogate (a
     JSON or TOML escape such as \\udc80, or a file name that is not UTF-8) is not."""
     try:
@@ -131,7 +132,7 @@ def plain(value: Any, field: str = "(root)", depth: int = 0) -> Any:
         for k, v in value.items():
             if not isinstance(k, str):
                 raise SpecError(_child(field, repr(k)), f"table keys must be strings, got {type(k).__name__}")
-            _check_text(k, _child(field, k.encode("utf-8", "backslashreplace").decode()))
+            check_text(k, _child(field, k.encode("utf-8", "backslashreplace").decode()))
             out[k] = plain(v, _child(field, k), depth + 1)
         return out
     if isinstance(value, (list, tuple)):
@@ -139,7 +140,7 @@ def plain(value: Any, field: str = "(root)", depth: int = 0) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**64:
         raise SpecError(field, f"{value} is out of range: integers in a spec are 64-bit")
     if isinstance(value, str):
-        return _check_text(value, field)
+        return check_text(value, field)
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
@@ -161,7 +162,7 @@ def _to_json(spec: dict) -> str:
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _parse_part(dotted: str, part: str):
+def _parse_part(dotted: str, part: str) -> tuple[str, Optional[int]]:
     """`name` or `name[index]` of a dotted path; a SpecError naming the whole path otherwise."""
     name, index = part, None
     if "[" in part or "]" in part:
@@ -183,7 +184,7 @@ def set_path(spec: dict, dotted: str, value: Any) -> None:
         raise SpecError(str(dotted) or "(root)", "an empty key")
     parts = [_parse_part(dotted, p) for p in dotted.split(".")]
     cur: Any = spec
-    walked = []
+    walked: list[str] = []
     for i, (name, index) in enumerate(parts):
         last = i == len(parts) - 1
         here = ".".join(walked) or "the spec"
@@ -231,10 +232,27 @@ def run(spec: SpecLike, *, progress: bool = False, flows: bool = True) -> Result
 
 # An event (set by another process) that also stops runs, as Ctrl-C does: a sweep's worker processes
 # ignore SIGINT and stop when the sweep sets it (dcnsim.sweep.executors).
-_external_stop = None
+_external_stop: Optional[StopEvent] = None
 
 
-def _interruptible(fn, *args):
+class StopEvent(Protocol):
+    """What stops runs from outside: a multiprocessing or threading Event."""
+
+    def is_set(self) -> bool: ...
+
+
+def set_external_stop(stop: Optional[StopEvent]) -> None:
+    """Makes `stop` stop this process's runs when it is set, as Ctrl-C does (for processes that ignore SIGINT)."""
+    global _external_stop
+    _external_stop = stop
+
+
+def external_stop() -> Optional[StopEvent]:
+    """The event set_external_stop gave, if any."""
+    return _external_stop
+
+
+def _interruptible(fn: Callable[..., T], *args: Any) -> T:
     """Calls `fn(*args, cancel_flag)` so that Ctrl-C stops it. Python handles signals only in the
     main thread, between bytecodes, and never while the core runs: so the core runs in a helper
     thread while the main thread waits in short, interruptible steps; on KeyboardInterrupt it sets
@@ -246,7 +264,7 @@ def _interruptible(fn, *args):
     box: dict = {}
     entered, done = threading.Event(), threading.Event()
 
-    def work():
+    def work() -> None:
         entered.set()
         try:
             box["value"] = fn(*args, flag)

@@ -168,7 +168,7 @@ def test_every_slowdown_figure_says_how_many_counted_flows_it_leaves_out(tmp_pat
     the slowdown plots, the counted flows that had not finished; the events line leaves set-up out."""
     import dcnsim
     from dcnsim.cli import format_summary
-    from dcnsim.plots import _unfinished_note
+    from dcnsim.plots import unfinished_note
     from dcnsim.sweep import flatten_summary
 
     spec = _a_long_and_a_short_flow(10_000_000)
@@ -185,8 +185,8 @@ def test_every_slowdown_figure_says_how_many_counted_flows_it_leaves_out(tmp_pat
     assert row["slowdown_unfinished"] == 1 and row[f"slowdown_{big[0]['group']}_unfinished"] == 1
     import pandas as pd
 
-    assert "1 counted flows unfinished" in _unfinished_note(pd.DataFrame([row]))
-    assert _unfinished_note(pd.DataFrame([dict(row, slowdown_unfinished=0)])) == ""
+    assert "1 counted flows unfinished" in unfinished_note(pd.DataFrame([row]))
+    assert unfinished_note(pd.DataFrame([dict(row, slowdown_unfinished=0)])) == ""
 
 
 def test_the_events_line_and_the_results_row_give_cpu_time_and_old_summaries_still_load():

@@ -69,5 +69,5 @@ def test_dart_scale_rack_local_background_keeps_its_share_in_the_rack():
     assert all(f[0] != f[1] for f in spread)
     assert sum(f[0] // rack == f[1] // rack for f in spread) / hosts < 0.08
     # the rack mix is the typical split on that background
-    w = ds._workload(0.2, "rack", quick=False)
+    w = ds.mixed_workload(0.2, "rack", quick=False)
     assert w[0]["flows"] == local and ds.MIXES["rack"] == ds.MIXES["typical"]

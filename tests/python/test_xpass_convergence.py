@@ -5,7 +5,7 @@ is the reproduction's check, Dart's 20 RTTs; see docs/experiments.md.)"""
 
 from dcnsim.cli import main
 from dcnsim.repro import xpass_convergence
-from dcnsim.repro.dart_convergence import _rates
+from dcnsim.repro.dart_convergence import flow_rates
 from dcnsim.sweep import results
 from dcnsim.sweep.store import Store
 
@@ -16,7 +16,7 @@ def test_ten_senders_share_the_receiver(tmp_path, capsys):
     assert "Jain index" in capsys.readouterr().out
     df = results(out)
     key = xpass_convergence.run_key(df, "code", xpass_convergence.SENDERS)
-    rates = _rates(Store.open(out).run_dir(key), window_us=1000.0, sample_us=xpass_convergence.SAMPLE_US)
+    rates = flow_rates(Store.open(out).run_dir(key), window_us=1000.0, sample_us=xpass_convergence.SAMPLE_US)
     assert rates.shape[1] == xpass_convergence.SENDERS
     # Data rate net of headers (1460 / 1538) and the credits' ~5 % of the link: at least 8 Gb/s in all.
     assert 8.0 <= 10 * xpass_convergence.fair_share(rates) <= 10.0

@@ -68,7 +68,7 @@ def convergence(df, out: str, protocol: str):
 
     from ..sweep.store import Store
 
-    rates = _rates(Store.open(out).run_dir(_key(df, protocol)))
+    rates = flow_rates(Store.open(out).run_dir(_key(df, protocol)))
     rates = rates[rates.index >= JOIN_US * 1e6]
     fair = fair_gbps(protocol)
     inside = ((rates - fair).abs() <= BAND * fair).all(axis=1)
@@ -81,7 +81,7 @@ def convergence(df, out: str, protocol: str):
 
 
 def fair_gbps(protocol: str) -> float:
-    """Each flow's fair share of the receiver's 100 Gb/s link, as `_rates` measures it: the senders'
+    """Each flow's fair share of the receiver's 100 Gb/s link, as `flow_rates` measures it: the senders'
     rate for the rate-based protocols; for ExpressPass, payload at half the rate its credits allow
     (one credit of `XPASS_CREDIT_BYTES` per `MTU_BYTES` frame, shaped at 84 / (84 + 1500) of the link)."""
     if protocol != "expresspass":
@@ -89,7 +89,7 @@ def fair_gbps(protocol: str) -> float:
     return LINK_GBPS * (MTU_BYTES - HEADER_BYTES) / (XPASS_CREDIT_BYTES + MTU_BYTES) / 2
 
 
-def _rates(run_dir, window_us: float = RTT_US, sample_us: float = 1.0):
+def flow_rates(run_dir, window_us: float = RTT_US, sample_us: float = 1.0):
     """Each flow's rate over time (Gb/s; index time_ps, a column per flow): the sender's own rate
     where it has one; ExpressPass has none (its receiver paces credits), so its data rate is measured
     from the packets it sent, over windows of `window_us` (one base RTT here; samples `sample_us` apart)."""
@@ -118,7 +118,7 @@ def final_rates(df, out: str, protocol: str) -> str:
 
     from ..sweep.store import Store
 
-    rates = _rates(Store.open(out).run_dir(_key(df, protocol)))
+    rates = flow_rates(Store.open(out).run_dir(_key(df, protocol)))
     last = rates[rates.index >= 0.9 * rates.index.max()]
     return " / ".join(f"{v:.1f}" for v in last.mean())
 

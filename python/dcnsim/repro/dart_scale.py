@@ -152,7 +152,7 @@ def _background(n_hosts: int, rack: int, seed: int = 1, local: float = 0.0) -> l
     return flows
 
 
-def _workload(load: float, mix: str, quick: bool = True, degree: int = 16, sizes=SHORT_SIZES) -> list:
+def mixed_workload(load: float, mix: str, quick: bool = True, degree: int = 16, sizes=SHORT_SIZES) -> list:
     """`load` is a fraction of the core's capacity; the incasts offer load x short share / 4 of the host
     links. The background component's name carries the mix and load (a light mix at 40 % offers what a
     typical one does at 20 %: the background is the same)."""
@@ -179,12 +179,12 @@ def build(quick: bool) -> SweepSpec:
     names = QUICK_SETUPS if quick else tuple(SETUPS)
     setups = [[name, SETUPS[name][0], {"priorities": 2, **SETUPS[name][1]}, {**lossless(quick), **SETUPS[name][2]}]
               for name in names]
-    workloads = [_workload(load, mix, quick) for mix, load in combos]
+    workloads = [mixed_workload(load, mix, quick) for mix, load in combos]
     return SweepSpec(base=base, axes={"name,transport,queue,switch": setups, "workload": workloads},
                      name="dart-scale")
 
 
-def _mix_load(workload: list):
+def mix_and_load(workload: list):
     """(mix name, load as a fraction of the core) of a workload axis value."""
     _, mix, load = workload[0]["name"].split("-")[:3]
     return mix, round(int(load) / 100, 3)
@@ -192,7 +192,7 @@ def _mix_load(workload: list):
 
 def _run(df, setup: str, mix: str, load: float):
     d = done(df)
-    keep = [(v[0] == setup) and _mix_load(w) == (mix, round(load, 3))
+    keep = [(v[0] == setup) and mix_and_load(w) == (mix, round(load, 3))
             for v, w in zip(d["name,transport,queue,switch"], d["workload"])]
     if not any(keep):
         raise LookupError(f"no finished run for {setup}, {mix} mix, load {load}")
@@ -394,7 +394,7 @@ def _cell(fn, *args, fmt="{:.1f}") -> str:
 def report(df, out: str) -> str:
     rows = []
     d = done(df)
-    combos = sorted({_mix_load(w) for w in d["workload"]}, key=lambda x: (list(MIXES).index(x[0]), x[1]))
+    combos = sorted({mix_and_load(w) for w in d["workload"]}, key=lambda x: (list(MIXES).index(x[0]), x[1]))
     for mix, load in combos:
         for s in SETUPS:
             try:

@@ -37,14 +37,14 @@ def build(quick: bool) -> SweepSpec:
                for t in (15000, 20000)]
     transport, queue, switch = ds.SETUPS["dcqcn"]
     setups.append(["dcqcn", transport, {"priorities": 2, **queue}, {**ds.lossless(quick), **switch}])
-    workloads = [ds._workload(load, "typical", quick, degree=d) for load in loads for d in DEGREES]
+    workloads = [ds.mixed_workload(load, "typical", quick, degree=d) for load in loads for d in DEGREES]
     axes = {"name,transport,queue,switch": setups, "workload": workloads}
     return SweepSpec(base=s.base, axes=axes, name="dart-sensitivity")
 
 
 def _key(df, name: str, load: float, degree: int) -> str:
     d = done(df)
-    keep = [v[0] == name and ds._mix_load(w)[1] == round(load, 3) and w[1]["senders"] == degree
+    keep = [v[0] == name and ds.mix_and_load(w)[1] == round(load, 3) and w[1]["senders"] == degree
             for v, w in zip(d["name,transport,queue,switch"], d["workload"])]
     if not any(keep):
         raise LookupError(f"no finished run for {name}, load {load}, degree {degree}")
@@ -127,7 +127,7 @@ def _threshold_rows(df, out, loads) -> list:
 
 
 def report(df, out: str) -> str:
-    loads = sorted({ds._mix_load(w)[1] for w in done(df)["workload"]})
+    loads = sorted({ds.mix_and_load(w)[1] for w in done(df)["workload"]})
     rows = []
     for load in loads:
         for d in DEGREES:

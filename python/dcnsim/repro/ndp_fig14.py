@@ -62,14 +62,15 @@ CHECKS = [
 
 
 def report(df, out: str) -> str:
-    from ..plots import sorted_throughput
+    from ..plots import sorted_throughput, sorted_throughput_data
     from ..sweep import load_flows, load_summary
 
     flows, windows = {}, {}
     for _, r in df[df["status"] == "done"].iterrows():
         flows[r["protocol"]] = load_flows(out, r["key"])
         windows[r["protocol"]] = load_summary(out, r["key"])["window_ps"]
-    data = sorted_throughput(flows, windows, f"{out}/ndp_fig14.png")
+    sorted_throughput(flows, windows, f"{out}/ndp_fig14.png")
+    data = sorted_throughput_data(flows, windows)
     paper = {"ndp": ("0.92", "~9"), "dctcp": ("~0.40", "<1"), "dcqcn": ("~0.40", "<1"), "phost": ("~0.70", "-"),
              "mptcp": ("0.89", "6")}
     rows = []

@@ -35,11 +35,10 @@ CHECKS = [
 
 
 def report(df, out: str) -> str:
-    from ..plots import _figure, _plt
+    from ..plots import new_figure, save_figure
 
-    plt = _plt()
     d = df[df["status"] == "done"]
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    fig, ax = new_figure(figsize=(5.5, 3.8))
     for q, sub in d.groupby("queue.limit_packets"):
         sub = sub.sort_values("transport.initial_window_packets")
         ax.plot(sub["transport.initial_window_packets"], sub["goodput_normalized"], marker="o",
@@ -47,7 +46,7 @@ def report(df, out: str) -> str:
     ax.set_xlabel("initial window (packets)")
     ax.set_ylabel("permutation utilisation")
     ax.legend()
-    _figure(f"{out}/ndp_fig17.png", fig)
+    save_figure(f"{out}/ndp_fig17.png", fig)
     pivot = d.pivot(index="transport.initial_window_packets", columns="queue.limit_packets",
                     values="goodput_normalized")
     rows = [(iw, *(f"{pivot.loc[iw, q]:.3f}" for q in pivot.columns)) for iw in pivot.index]

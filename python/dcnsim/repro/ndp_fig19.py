@@ -45,10 +45,9 @@ CHECKS = [at_most("NDP: ms the long flow spends below 80%", 1.0, lambda df, out:
 def report(df, out: str) -> str:
     import pandas as pd
 
-    from ..plots import _figure, _plt
+    from ..plots import new_figure, save_figure
 
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = new_figure(figsize=(6, 3.6))
     rows = []
     for _, r in df[df["status"] == "done"].iterrows():
         ts = pd.read_parquet(f"{out}/runs/{r['key']}/timeseries.parquet")
@@ -62,7 +61,7 @@ def report(df, out: str) -> str:
     ax.set_ylabel("long flow throughput (Gb/s)")
     ax.axvline(2.0, color="grey", lw=0.8)
     ax.legend()
-    _figure(f"{out}/ndp_fig19.png", fig)
+    save_figure(f"{out}/ndp_fig19.png", fig)
     return ("NDP Figs. 18-19: long flow to host 1 while 64 x 900 KB go to host 2 on its ToR from t = 2 ms "
             "(paper: NDP dips < 1 ms; DCTCP longer; DCQCN's long flow paused again and again)\n"
             + table(rows, ["protocol", "long flow before (Gb/s)", "minimum after", "ms below 80%"]))

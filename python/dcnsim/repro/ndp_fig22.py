@@ -76,7 +76,7 @@ CHECKS = [
 
 
 def report(df, out: str) -> str:
-    from ..plots import sorted_throughput
+    from ..plots import sorted_throughput, sorted_throughput_data
     from ..sweep import load_flows, load_summary
 
     flows, windows = {}, {}
@@ -84,7 +84,8 @@ def report(df, out: str) -> str:
         name = label(r["protocol"], r[AXIS][1])
         flows[name] = load_flows(out, r["key"])
         windows[name] = load_summary(out, r["key"])["window_ps"]
-    data = sorted_throughput(flows, windows, f"{out}/ndp_fig22.png")
+    sorted_throughput(flows, windows, f"{out}/ndp_fig22.png")
+    data = sorted_throughput_data(flows, windows)
     rows = []
     for name, sub in data.groupby("label"):
         rows.append((name, f"{sub['gbps'].mean():.2f}", f"{sub['gbps'].min():.2f}", int((sub["gbps"] < 5).sum())))

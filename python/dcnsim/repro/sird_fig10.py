@@ -71,12 +71,12 @@ CHECKS = [
 def report(df, out: str) -> str:
     import pandas as pd
 
-    from ..plots import _figure, _plt
+    from ..plots import new_figure, save_figure
     from ..sweep import load_summary
     from ..sweep.store import Store
 
     rows = []
-    fig, ax = _plt().subplots(figsize=(6.5, 4.0))
+    fig, ax = new_figure(figsize=(6.5, 4.0))
     finished = df[df["status"] == "done"].copy()
     finished["variant"] = [_variant_label(*v) for v in finished["transport.receiver_policy,workload"]]
     order = {label: i for i, (*_, label) in enumerate(VARIANTS)}
@@ -99,7 +99,7 @@ def report(df, out: str) -> str:
     ax.set_ylabel("receivers 1-4 goodput (Gb/s)")
     ax.axvline(SENDER_JOINS_US, color="grey", lw=0.5)
     ax.legend(fontsize=6)
-    _figure(f"{out}/sird_fig10.png", fig)
+    save_figure(f"{out}/sird_fig10.png", fig)
     return ("SIRD Fig. 10, congested sender (aggregate goodput at the four receivers after warm-up; "
             "max = 4 x 10 Gb/s less headers)\n"
             + table(rows, ["variant", "setting", "Gb/s", "link rates", "paper Gb/s", "csn-marked pkts",

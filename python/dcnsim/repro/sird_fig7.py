@@ -50,11 +50,11 @@ CHECKS = [
 
 
 def report(df, out: str) -> str:
-    from ..plots import _figure, _plt
+    from ..plots import new_figure, save_figure
 
     df = sc.annotate(df)
     best = df.groupby(["transport.budget_bdp", "transport.sthr_bdp"])["goodput_per_host_gbps"].max().reset_index()
-    fig, ax = _plt().subplots(figsize=(5.5, 3.6))
+    fig, ax = new_figure(figsize=(5.5, 3.6))
     rows = []
     for sthr, sub in best.groupby("transport.sthr_bdp"):
         label = "inf" if sthr > 1e6 else f"{sthr:g}"
@@ -63,7 +63,7 @@ def report(df, out: str) -> str:
     ax.set_xlabel("B (x BDP)")
     ax.set_ylabel("max goodput per host (Gb/s)")
     ax.legend()
-    _figure(f"{out}/sird_fig7.png", fig)
+    save_figure(f"{out}/sird_fig7.png", fig)
     gain = []
     for b, sub in best.groupby("transport.budget_bdp"):
         inf = sub[sub["transport.sthr_bdp"] > 1e6]["goodput_per_host_gbps"].max()

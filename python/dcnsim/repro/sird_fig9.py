@@ -59,11 +59,11 @@ CHECKS = [paper_value("paced credit: p99 probe latency over unloaded (us)", 5.0,
 def report(df, out: str) -> str:
     import numpy as np
 
-    from ..plots import _figure, _plt
+    from ..plots import new_figure, save_figure
     from ..sweep import load_flows, load_summary
 
     rows = []
-    fig, ax = _plt().subplots(figsize=(5.5, 3.6))
+    fig, ax = new_figure(figsize=(5.5, 3.6))
     for _, r in df[df["status"] == "done"].iterrows():
         pace, wl = r[AXIS]
         names = [w["name"] for w in wl]
@@ -84,7 +84,7 @@ def report(df, out: str) -> str:
     ax.set_xlabel("probe one-way latency (us)")
     ax.set_ylabel("CDF")
     ax.legend()
-    _figure(f"{out}/sird_fig9.png", fig)
+    save_figure(f"{out}/sird_fig9.png", fig)
     return ("SIRD Fig. 9, 8-byte probes behind a 6-to-1 closed-loop incast of 1 MB messages (10 Gb/s; paper: paced "
             "credit adds ~5 us at p99 over unloaded, unpaced credit more)\n"
             + table(rows, ["setting", "probes", "p50 us", "p99 us", "max us", "goodput Gb/s", "max switch queue B"])

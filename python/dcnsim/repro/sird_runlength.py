@@ -98,11 +98,11 @@ FIGURES = [("goodput", "max goodput (Gb/s)"), ("queue_mb", "max ToR queuing,\nst
 
 
 def _figure(fig_df, path):
-    from ..plots import _figure as save
-    from ..plots import _plt
+    from ..plots import new_figure
+    from ..plots import save_figure as save
 
     cells = sorted(fig_df["cell"].unique())
-    fig, axes = _plt().subplots(len(FIGURES), len(cells), figsize=(3.6 * len(cells), 2.3 * len(FIGURES)),
+    fig, axes = new_figure(len(FIGURES), len(cells), figsize=(3.6 * len(cells), 2.3 * len(FIGURES)),
                                 squeeze=False)
     for c, cell in enumerate(cells):
         sub = fig_df[fig_df["cell"] == cell]

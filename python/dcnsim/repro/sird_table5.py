@@ -29,10 +29,10 @@ def build(quick: bool) -> SweepSpec:
 
 def _fig4(norm, path):
     """Normalized slowdown, goodput and queuing per protocol, one point per (workload, config)."""
-    from ..plots import _figure, _plt
+    from ..plots import new_figure, save_figure
 
     protocols = sorted({p for p, _, _ in norm})
-    fig, axes = _plt().subplots(1, 3, figsize=(11, 3.4))
+    fig, axes = new_figure(1, 3, figsize=(11, 3.4))
     panels = [("p99", "p99 slowdown @50%"), ("goodput", "max goodput"), ("queue_mb", "max ToR queuing")]
     for ax, (metric, title) in zip(axes, panels):
         for i, p in enumerate(protocols):
@@ -43,14 +43,14 @@ def _fig4(norm, path):
         ax.set_title(f"normalized {title}")
         if metric != "goodput":
             ax.set_yscale("log")
-    _figure(path, fig)
+    save_figure(path, fig)
 
 
 def _grid(df, path, draw, ylabel):
     """A 3 x 3 grid: rows = configurations, columns = workloads."""
-    from ..plots import _figure, _plt
+    from ..plots import new_figure, save_figure
 
-    fig, axes = _plt().subplots(3, 3, figsize=(11, 8.5))
+    fig, axes = new_figure(3, 3, figsize=(11, 8.5))
     for r, cfg in enumerate(sc.CONFIGS):
         for c, wk in enumerate(sc.WORKLOADS):
             ax = axes[r][c]
@@ -59,7 +59,7 @@ def _grid(df, path, draw, ylabel):
             if c == 0:
                 ax.set_ylabel(ylabel)
     axes[0][2].legend(fontsize=8)
-    _figure(path, fig)
+    save_figure(path, fig)
 
 
 def _fig5(df, path):

@@ -32,7 +32,7 @@ from __future__ import annotations
 from ..sweep.spec import SweepSpec
 from .base import Repro, paper_value
 from .common import done, table
-from .dart_convergence import _rates
+from .dart_convergence import flow_rates
 from .xpass_fabric import fabric, protocol_tables
 
 SENDERS = 10
@@ -95,7 +95,7 @@ def run_key(df, feedback="code", n=SENDERS) -> str:
 def _run_rates(df, out, feedback="code", window_us=WINDOW_US, n=SENDERS):
     from ..sweep.store import Store
 
-    return _rates(Store.open(out).run_dir(run_key(df, feedback, n)), window_us=window_us, sample_us=SAMPLE_US)
+    return flow_rates(Store.open(out).run_dir(run_key(df, feedback, n)), window_us=window_us, sample_us=SAMPLE_US)
 
 
 def fair_share(rates) -> float:
@@ -149,7 +149,7 @@ def join_rtts(df, out) -> float:
         raise LookupError("no finished dumbbell run")
     run = Store.open(out).run_dir(d[keep].iloc[0]["key"])
     rtt_us = json.loads((run / "summary.json").read_text())["base_rtt_ps"] / 1e6
-    rates = _rates(run, window_us=2 * rtt_us, sample_us=SAMPLE_US)
+    rates = flow_rates(run, window_us=2 * rtt_us, sample_us=SAMPLE_US)
     fair = fair_share(rates)
     after = rates[rates.index >= JOIN_US * 1e6]
     hit = after[after.iloc[:, 1] >= JOIN_SHARE * fair]

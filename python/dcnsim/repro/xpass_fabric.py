@@ -108,7 +108,9 @@ def protocols() -> list:
     return ["expresspass", "dctcp"] + [p for p in OPTIONAL if p in have]
 
 
-def _duration_us(wk: str, quick: bool, hosts: int) -> float:
+def run_duration_us(wk: str, quick: bool, hosts: int) -> float:
+    """How long a run of workload `wk` lasts (us): fixed for the quick variant, else long enough for
+    the paper's flow count at load 0.6 on `hosts` hosts."""
     if quick:
         return {"webserver": 60_000.0, "cache": 120_000.0}[wk]
     rate = hosts * 10e9 * 0.6 / HOST_LOAD_DIVISOR / (MEAN_BYTES[wk] * 8)  # flows per second at load 0.6
@@ -122,7 +124,7 @@ def build(quick: bool) -> SweepSpec:
     hosts = topo["pods"] * topo["tors_per_pod"] * topo["hosts_per_tor"]
     cells = []
     for wk in wks:
-        dur = _duration_us(wk, quick, hosts)
+        dur = run_duration_us(wk, quick, hosts)
         for load in loads:
             wl = [{"kind": "poisson", "load": round(load / HOST_LOAD_DIVISOR, 6), "cdf": WORKLOADS[wk],
                    "stop_us": 0.8 * dur}]

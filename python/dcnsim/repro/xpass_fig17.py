@@ -95,10 +95,9 @@ CHECKS = [
 
 
 def report(df, out: str) -> str:
-    from ..plots import _figure, _plt
+    from ..plots import new_figure, save_figure
 
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    fig, ax = new_figure(figsize=(5.5, 3.8))
     rows = []
     for p in SETUPS:
         try:
@@ -112,7 +111,7 @@ def report(df, out: str) -> str:
     ax.set_xlabel("flow completion time (s)")
     ax.set_ylabel("CDF")
     ax.legend()
-    _figure(f"{out}/xpass_fig17.png", fig)
+    save_figure(f"{out}/xpass_fig17.png", fig)
     return ("ExpressPass Fig. 17: MapReduce shuffle on one 40-host ToR, FCT (s); the paper's marks beside ours\n"
             + table(rows, ["protocol", "median", "p99", "max", "paper median", "paper p99", "paper max", "note"]))
 

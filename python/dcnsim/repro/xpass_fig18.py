@@ -11,7 +11,15 @@ from __future__ import annotations
 from ..sweep.spec import SweepSpec
 from .base import FRACTION, Repro, paper_value
 from .common import done, table
-from .xpass_fabric import HOST_LOAD_DIVISOR, WORKLOADS, _duration_us, fabric, fct_groups, protocol_tables, waste_ratio
+from .xpass_fabric import (
+    HOST_LOAD_DIVISOR,
+    WORKLOADS,
+    fabric,
+    fct_groups,
+    protocol_tables,
+    run_duration_us,
+    waste_ratio,
+)
 
 ALPHAS = [0.5, 0.0625, 0.03125]
 # Fig. 20, 10 Gb/s, load 0.6: waste at alpha = w_init = 1/2 and 1/16.
@@ -24,7 +32,7 @@ def build(quick: bool) -> SweepSpec:
     hosts = topo["pods"] * topo["tors_per_pod"] * topo["hosts_per_tor"]
     cells = []
     for wk in wks:
-        dur = _duration_us(wk, quick, hosts)
+        dur = run_duration_us(wk, quick, hosts)
         load = round(0.6 / HOST_LOAD_DIVISOR, 6)
         wl = [{"kind": "poisson", "load": load, "cdf": WORKLOADS[wk], "stop_us": 0.8 * dur}]
         cells.append([wk, dur, {"warmup_us": 0.1 * dur}, wl])

@@ -27,7 +27,7 @@ def _init_worker(stop) -> None:
     from .. import spec
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    spec._external_stop = stop
+    spec.set_external_stop(stop)
 
 
 def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[[dict], None], on_start=None,

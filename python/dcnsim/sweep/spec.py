@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from ..errors import SpecError
-from ..spec import _check_text, _resolve_paths, as_spec, load_spec, plain, read_toml, set_path
+from ..spec import as_spec, check_text, load_spec, plain, read_toml, resolve_paths, set_path
 
 MAX_RUNS = 100_000  # a typo in an axis should not schedule a million runs
 MAX_FILTER_ITEMS = 10_000  # longest string or list a filter may build (`'a' * 10**12` must not eat the memory)
@@ -38,7 +38,7 @@ class SweepSpec:
     def __post_init__(self):
         if not isinstance(self.name, str):
             raise SpecError("name", f"a sweep's name is a string, got {self.name!r:.60}")
-        _check_text(self.name, "name")
+        check_text(self.name, "name")
         if not isinstance(self.flow_tables, bool):
             raise SpecError("flow_tables", f"expected true or false, got {self.flow_tables!r:.60}")
         self.base = plain(self.base)
@@ -75,7 +75,8 @@ class SweepSpec:
                         set_path(spec, k, copy.deepcopy(x))
                 else:
                     set_path(spec, n, copy.deepcopy(v))
-            out.append((values, _resolve_paths(spec, Path(self.base_dir))))
+            assert self.base_dir is not None  # set by __post_init__
+            out.append((values, resolve_paths(spec, Path(self.base_dir))))
         return out
 
     def to_dict(self) -> dict:
@@ -96,7 +97,7 @@ def load_sweep(path) -> SweepSpec:
     if isinstance(base, str):
         base = load_spec(base if os.path.isabs(base) else p.parent / base)
     elif isinstance(base, dict):
-        base = _resolve_paths(base, p.parent.resolve())
+        base = resolve_paths(base, p.parent.resolve())
     else:
         raise SpecError("base", "a sweep needs base = \"run.toml\" or an inline [base] table")
     axes = doc.get("axes", {})
@@ -132,7 +133,7 @@ def _dotted(node) -> Optional[str]:
     if isinstance(node, ast.Attribute):
         base = _dotted(node.value)
         return base and f"{base}.{node.attr}"
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
         base = _dotted(node.value)
         return base and f"{base}[{node.slice.value}]"
     return None

@@ -571,7 +571,7 @@ def execute(root: str, key: str, spec: dict, flow_table: bool = True, sweep_tag:
     from .. import spec as spec_module
     from ..spec import run
 
-    stop = spec_module._external_stop
+    stop = spec_module.external_stop()
     if stop is not None and stop.is_set():  # the sweep was interrupted: queued tasks end at once
         raise KeyboardInterrupt
     store = Store(root)
