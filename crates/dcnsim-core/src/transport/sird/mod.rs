@@ -379,7 +379,7 @@ impl Protocol for Sird {
     fn needs(cfg: &SirdConfig) -> Needs {
         let purpose = "scheduled data below control packets and unscheduled data (section 4.6)";
         let classes = match cfg.use_priorities {
-            true => vec![ClassUse { key: "priorities", class: 1, explicit: false, purpose }],
+            true => vec![ClassUse { key: "use_priorities", class: 1, explicit: false, purpose }],
             false => Vec::new(),
         };
         Needs { classes, ..Needs::default() }
