@@ -66,6 +66,21 @@ macro_rules! registry {
                 }
             }
 
+            /// See `Protocol::multipath`: the ideal FCT is the multipath one.
+            pub fn multipath(&self) -> bool {
+                match self {
+                    $(TransportConfig::$variant(c) => <$ty as Protocol>::multipath(c)),*
+                }
+            }
+
+            /// See `Protocol::deflectable`: the ideal FCT of a flow of `size` bytes allows for
+            /// deflected routes.
+            pub fn deflectable(&self, size: u64) -> bool {
+                match self {
+                    $(TransportConfig::$variant(c) => <$ty as Protocol>::deflectable(c, size)),*
+                }
+            }
+
             pub fn wants_nic_idle(&self) -> bool {
                 match self {
                     $(TransportConfig::$variant(_) => <$ty as Protocol>::WANTS_NIC_IDLE),*
@@ -168,18 +183,6 @@ registry! {
 }
 
 impl TransportConfig {
-    /// The transport spreads a flow over several paths whatever the routing mode (MPTCP's subflows
-    /// have ECMP keys of their own): the ideal FCT is then the multipath one.
-    pub fn multipath(&self) -> bool {
-        matches!(self, TransportConfig::Mptcp(c) if c.subflows > 1)
-    }
-
-    /// The transport marks a flow of `size` bytes deflectable by IOFD (Dart's short flows): its
-    /// ideal FCT must allow for deflected routes (`metrics/ideal_deflected.rs`).
-    pub fn deflectable(&self, size: u64) -> bool {
-        matches!(self, TransportConfig::Dart(c) if c.params.deflection_tokens > 0 && size <= c.params.short_flow_max_bytes)
-    }
-
     /// Reads a `[transport]` table: `protocol` picks the protocol, which reads the other keys. In
     /// describe mode every protocol documents its keys under its own name.
     pub fn read(s: &mut Section, env: &SpecEnv) -> SpecResult<TransportConfig> {
@@ -276,6 +279,25 @@ mod tests {
             let documented = TransportConfig::Sird(cfg).documented_keys("transport", env);
             assert!(documented.iter().any(|k| k == "use_priorities"));
             assert_eq!(renamed.undocumented_keys(&documented), ["priorities"]);
+        });
+    }
+
+    /// The ideal-FCT model's hooks: only the protocols that declare them spread or deflect.
+    #[test]
+    fn multipath_and_deflectable_flows_are_declared_by_their_protocols() {
+        with_env(|env| {
+            for (name, _) in protocols() {
+                let cfg = defaults(name, env);
+                assert_eq!(cfg.multipath(), name == "mptcp", "{name}");
+                assert_eq!(cfg.deflectable(8_000), name == "dart", "{name}");
+                assert!(!cfg.deflectable(1 << 20), "{name}: a long flow is never deflected");
+            }
+            let TransportConfig::Mptcp(mut one) = defaults("mptcp", env) else { panic!("mptcp reads as Mptcp") };
+            one.subflows = 1;
+            assert!(!TransportConfig::Mptcp(one).multipath());
+            let TransportConfig::Dart(mut never) = defaults("dart", env) else { panic!("dart reads as Dart") };
+            never.params.deflection_tokens = 0;
+            assert!(!TransportConfig::Dart(never).deflectable(8_000));
         });
     }
 }
