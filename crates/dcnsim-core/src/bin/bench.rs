@@ -4,7 +4,7 @@
 //!
 //!   cargo run --release -p dcnsim-core --bin dcnsim-bench -- bench/*.toml
 
-use dcnsim_core::scenario::{run, RunOptions};
+use dcnsim_core::api::{run, RunOptions};
 
 /// The bench measures what the Python extension runs: large buffers and the heap on huge pages
 /// (`engine::huge_pages`). The library installs the allocator only with its `huge-pages` feature

@@ -8,8 +8,8 @@
 //! The records live in a side table indexed by `PacketId`, because a 64-byte packet cannot hold
 //! them; a slot is cleared when the pool hands it out again.
 
-use crate::engine::time::Time;
 use crate::net::packet::PacketId;
+use crate::time::Time;
 
 /// HPCC's ns-3 INT header holds five hops.
 pub const INT_MAX_HOPS: usize = 5;

@@ -14,12 +14,12 @@
 //! ECN-capable packets, on top of any real-queue marking the port has. Not modelled: HULL's
 //! implementation details (the NetFPGA counter's update granularity).
 
-use crate::engine::time::Time;
-use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
 use crate::net::packet::{flags, PacketId};
 use crate::net::port::PortId;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::record::trace::TraceEvent;
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::Time;
 
 /// `[switch]` phantom-queue keys.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -37,11 +37,11 @@
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
-use crate::engine::time::{from_us, Time};
 use crate::net::network::Network;
 use crate::net::packet::{PacketId, PacketKind};
 use crate::net::port::PortId;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 
 /// `Event::SwitchTimer` kind of the RCP rate update.
 pub const RCP_UPDATE: u8 = 1;

@@ -11,7 +11,7 @@
 //! `back_off()`, stamping `heard(now)`, sending, and arming again. Only the arithmetic lives here;
 //! the protocol sets the timers and sends the packets.
 
-use crate::engine::time::Time;
+use crate::time::Time;
 use crate::transport::parts::ReceivedSet;
 
 /// Timeouts back off up to timeout x 2^this.
