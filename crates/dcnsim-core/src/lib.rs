@@ -43,6 +43,10 @@ pub mod report;
 pub mod api;
 
 /// Large buffers on transparent huge pages (see `engine::huge_pages`): fewer TLB misses per hop.
+/// A library that sets the allocator sets it for every program linking it, so this is the
+/// `huge-pages` feature, off by default: the Python extension turns it on, the bench binary
+/// installs the same allocator itself (`bin/bench.rs`), tests and other programs keep their own.
+#[cfg(feature = "huge-pages")]
 #[global_allocator]
 static ALLOC: engine::huge_pages::HugePageAlloc = engine::huge_pages::HugePageAlloc;
 

@@ -295,7 +295,7 @@ fn what_a_transport_needs_is_checked_against_queues_and_hosts() {
     ]);
     // Classes a design uses by default warn: SIRD's scheduled data, pHost's data under its pulls.
     let sird = edit(BASE, "protocol = \"dctcp\"", "protocol = \"sird\"", "[routing]\nload_balancing = \"spray\"\n");
-    assert_warns(&sird, "transport.priorities", "scheduled data");
+    assert_warns(&sird, "transport.use_priorities", "scheduled data");
     let phost = edit(NDP, "trim = true\n", "", "")
         .replace("priorities = 2\n", "")
         .replace("scheduling = \"wrr\"\nwrr_weights = [10, 1]\n", "");

@@ -5,6 +5,13 @@
 //!   cargo run --release -p dcnsim-core --bin dcnsim-bench -- bench/*.toml
 
 use dcnsim_core::api::{run, RunOptions};
+
+/// The bench measures what the Python extension runs: large buffers and the heap on huge pages
+/// (`engine::huge_pages`). The library installs the allocator only with its `huge-pages` feature
+/// (a workspace build that includes the extension turns it on); otherwise the bench does.
+#[cfg(not(feature = "huge-pages"))]
+#[global_allocator]
+static ALLOC: dcnsim_core::engine::huge_pages::HugePageAlloc = dcnsim_core::engine::huge_pages::HugePageAlloc;
 use std::process::Command;
 use std::time::Instant;
 

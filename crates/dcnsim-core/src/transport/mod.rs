@@ -109,6 +109,16 @@ pub trait Protocol: Sized {
     fn needs(_cfg: &Self::Config) -> Needs {
         Needs::default()
     }
+    /// The config spreads a flow over several paths whatever the routing mode (MPTCP's subflows
+    /// have ECMP keys of their own): the ideal FCT is then the multipath one.
+    fn multipath(_cfg: &Self::Config) -> bool {
+        false
+    }
+    /// The config marks a flow of `size` bytes deflectable by IOFD (Dart's short flows): its ideal
+    /// FCT must allow for deflected routes (`metrics/ideal_deflected.rs`).
+    fn deflectable(_cfg: &Self::Config, _size: u64) -> bool {
+        false
+    }
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self;
 
     fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId);

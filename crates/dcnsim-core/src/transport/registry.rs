@@ -11,6 +11,7 @@ use super::{
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::spec_reader::{Section, SpecResult};
+use std::cell::RefCell;
 
 macro_rules! registry {
     ($($variant:ident => $ty:ty),* $(,)?) => {
@@ -62,6 +63,21 @@ macro_rules! registry {
             pub fn needs(&self) -> super::Needs {
                 match self {
                     $(TransportConfig::$variant(c) => <$ty as Protocol>::needs(c)),*
+                }
+            }
+
+            /// See `Protocol::multipath`: the ideal FCT is the multipath one.
+            pub fn multipath(&self) -> bool {
+                match self {
+                    $(TransportConfig::$variant(c) => <$ty as Protocol>::multipath(c)),*
+                }
+            }
+
+            /// See `Protocol::deflectable`: the ideal FCT of a flow of `size` bytes allows for
+            /// deflected routes.
+            pub fn deflectable(&self, size: u64) -> bool {
+                match self {
+                    $(TransportConfig::$variant(c) => <$ty as Protocol>::deflectable(c, size)),*
                 }
             }
 
@@ -167,18 +183,6 @@ registry! {
 }
 
 impl TransportConfig {
-    /// The transport spreads a flow over several paths whatever the routing mode (MPTCP's subflows
-    /// have ECMP keys of their own): the ideal FCT is then the multipath one.
-    pub fn multipath(&self) -> bool {
-        matches!(self, TransportConfig::Mptcp(c) if c.subflows > 1)
-    }
-
-    /// The transport marks a flow of `size` bytes deflectable by IOFD (Dart's short flows): its
-    /// ideal FCT must allow for deflected routes (`metrics/ideal_deflected.rs`).
-    pub fn deflectable(&self, size: u64) -> bool {
-        matches!(self, TransportConfig::Dart(c) if c.params.deflection_tokens > 0 && size <= c.params.short_flow_max_bytes)
-    }
-
     /// Reads a `[transport]` table: `protocol` picks the protocol, which reads the other keys. In
     /// describe mode every protocol documents its keys under its own name.
     pub fn read(s: &mut Section, env: &SpecEnv) -> SpecResult<TransportConfig> {
@@ -191,7 +195,110 @@ impl TransportConfig {
             }
         }
         let protocol = s.choice("protocol", &names, "transport protocol")?;
-        Ok(TransportConfig::read_named(s, &protocol, env)?.expect("the choice check admits registered names only"))
+        let cfg =
+            TransportConfig::read_named(s, &protocol, env)?.expect("the choice check admits registered names only");
+        #[cfg(debug_assertions)]
+        if !s.is_describe() {
+            let unknown = cfg.undocumented_need_keys(s.path(), env);
+            assert!(unknown.is_empty(), "{protocol}'s needs name keys its reader does not document: {unknown:?}");
+        }
+        Ok(cfg)
+    }
+
+    /// Keys that this config's needs name in messages (`Protocol::needs`) and its protocol's
+    /// reader does not document under `path`: a warning or error would point at a key that does
+    /// not exist (SIRD's once named `priorities` after its reader had renamed it). Checked on every
+    /// spec read in debug builds, and by the tests.
+    pub fn undocumented_need_keys(&self, path: &str, env: &SpecEnv) -> Vec<&'static str> {
+        self.needs().undocumented_keys(&self.documented_keys(path, env))
+    }
+
+    /// The keys this config's protocol documents (its reader in describe mode), relative to `path`.
+    pub fn documented_keys(&self, path: &str, env: &SpecEnv) -> Vec<String> {
+        let docs = RefCell::new(Vec::new());
+        let mut scoped = Section::describe_scoped(path, &docs, self.name());
+        TransportConfig::read_named(&mut scoped, self.name(), env).expect("describe mode never fails");
+        let prefix = format!("{path}.");
+        docs.into_inner().into_iter().filter_map(|d| d.path.strip_prefix(&prefix).map(str::to_string)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::LoadBalancing;
+    use crate::net::queue::QueueConfig;
+    use crate::net::QueueConfigs;
+    use crate::transport::{ClassUse, Framing, Needs};
+
+    fn with_env<T>(f: impl FnOnce(&SpecEnv) -> T) -> T {
+        let q = QueueConfig::infinite();
+        let queues = QueueConfigs { nic: q.clone(), to_host: q.clone(), fabric: q };
+        let framing = Framing { mtu_bytes: 1500, header_bytes: 40, control_bytes: 64 };
+        let (int, rcp, phantom, postcards, pfc) = (false, false, false, false, false);
+        f(&SpecEnv {
+            load_balancing: LoadBalancing::Spray,
+            framing,
+            queues: &queues,
+            int,
+            rcp,
+            phantom,
+            postcards,
+            pfc,
+        })
+    }
+
+    /// A protocol's defaults, as its reader resolves them with no keys given.
+    fn defaults(name: &str, env: &SpecEnv) -> TransportConfig {
+        let docs = RefCell::new(Vec::new());
+        let mut s = Section::describe("transport", &docs);
+        TransportConfig::read_named(&mut s, name, env).unwrap().unwrap()
+    }
+
+    #[test]
+    fn every_protocols_needs_name_keys_its_reader_documents() {
+        with_env(|env| {
+            for (name, _) in protocols() {
+                let cfg = defaults(name, env);
+                assert_eq!(cfg.undocumented_need_keys("transport", env), Vec::<&str>::new(), "{name}");
+            }
+        });
+    }
+
+    #[test]
+    fn a_need_naming_a_renamed_key_is_caught() {
+        with_env(|env| {
+            let TransportConfig::Sird(cfg) = defaults("sird", env) else { panic!("sird reads as Sird") };
+            assert!(cfg.use_priorities, "SIRD uses its priority classes by default");
+            assert_eq!(sird::Sird::needs(&cfg).classes[0].key, "use_priorities");
+            // The check itself: a key the reader renamed away is reported.
+            let renamed = Needs {
+                classes: vec![ClassUse { key: "priorities", class: 1, explicit: false, purpose: "test" }],
+                ..Needs::default()
+            };
+            let documented = TransportConfig::Sird(cfg).documented_keys("transport", env);
+            assert!(documented.iter().any(|k| k == "use_priorities"));
+            assert_eq!(renamed.undocumented_keys(&documented), ["priorities"]);
+        });
+    }
+
+    /// The ideal-FCT model's hooks: only the protocols that declare them spread or deflect.
+    #[test]
+    fn multipath_and_deflectable_flows_are_declared_by_their_protocols() {
+        with_env(|env| {
+            for (name, _) in protocols() {
+                let cfg = defaults(name, env);
+                assert_eq!(cfg.multipath(), name == "mptcp", "{name}");
+                assert_eq!(cfg.deflectable(8_000), name == "dart", "{name}");
+                assert!(!cfg.deflectable(1 << 20), "{name}: a long flow is never deflected");
+            }
+            let TransportConfig::Mptcp(mut one) = defaults("mptcp", env) else { panic!("mptcp reads as Mptcp") };
+            one.subflows = 1;
+            assert!(!TransportConfig::Mptcp(one).multipath());
+            let TransportConfig::Dart(mut never) = defaults("dart", env) else { panic!("dart reads as Dart") };
+            never.params.deflection_tokens = 0;
+            assert!(!TransportConfig::Dart(never).deflectable(8_000));
+        });
     }
 }
 

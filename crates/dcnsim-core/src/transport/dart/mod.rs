@@ -211,6 +211,11 @@ impl RateProtocol for Dart {
     type Control = DartControl;
     type Params = DartParams;
 
+    /// Short flows are deflectable when switches have deflection tokens (IOFD).
+    fn deflectable(p: &DartParams, size: u64) -> bool {
+        p.deflection_tokens > 0 && size <= p.short_flow_max_bytes
+    }
+
     fn extra_classes(p: &DartParams) -> Vec<ClassUse> {
         let purpose = "short flows' data (Pri-Q)";
         p.short_flow_priority

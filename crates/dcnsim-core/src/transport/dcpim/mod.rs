@@ -63,7 +63,7 @@ mod tests;
 pub use config::{DataPriorities, DcpimConfig};
 
 use super::conns::ConnTable;
-use super::parts::{MessageLayout, ReceivedSet};
+use super::parts::{MessageLayout, ReceivedSet, SilenceTimer};
 use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::Rng;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
@@ -153,9 +153,7 @@ impl Dcpim {
             next_new: 0,
             tx_sent: ReceivedSet::default(),
             tx_remaining: layout.packets(),
-            tx_last: ctx.now(),
-            tx_backoff: 0,
-            tx_timer: false,
+            tx_silence: SilenceTimer::new(ctx.now()),
             rx_known: false,
             rx: ReceivedSet::default(),
             rx_done: false,

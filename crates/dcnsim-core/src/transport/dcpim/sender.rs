@@ -8,10 +8,6 @@ use super::{Dcpim, RTS, TIMER_PROBE};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
 use crate::transport::Ctx;
 
-/// Probes back off up to timeout x 2^this.
-const MAX_BACKOFF: u32 = 6;
-const _: () = assert!(MAX_BACKOFF <= crate::limits::MAX_RTO_BACKOFF_SHIFT, "limits.rs bounds timers by this shift");
-
 /// The simulator's `packet_priority`: class 1 for flows of at most 7 packets, 2 up to 49, ... 6.
 pub(super) fn size_class(packets: u64) -> u8 {
     let (mut class, mut bound) = (1, 7);
@@ -108,7 +104,7 @@ impl Dcpim {
             self.counters.retransmitted += 1;
         }
         self.counters.unscheduled_sent += u64::from(unscheduled);
-        c.tx_last = ctx.now();
+        c.tx_silence.heard(ctx.now());
         self.counters.data_sent += 1;
         ctx.send(p);
     }
@@ -120,8 +116,7 @@ impl Dcpim {
             return;
         }
         c.tx_remaining = pkt.aux as u64;
-        c.tx_last = ctx.now();
-        c.tx_backoff = 0;
+        c.tx_silence.progressed(ctx.now());
         let t = Token { slot, id: c.id, seq: pkt.seq, token_seq: pkt.ack, expiry: pkt.ts };
         let src = c.src;
         self.hosts[src as usize].tokens.push(t);
@@ -144,12 +139,9 @@ impl Dcpim {
 
     fn arm_probe(&mut self, ctx: &mut Ctx, slot: u32) {
         let c = &mut self.conns[slot];
-        if c.tx_timer {
-            return;
+        if let Some(at) = c.tx_silence.arm(self.p.timeout, ctx.now()) {
+            ctx.set_timer(at, TIMER_PROBE, c.id);
         }
-        c.tx_timer = true;
-        let at = c.tx_last + (self.p.timeout << c.tx_backoff);
-        ctx.set_timer(at.max(ctx.now()), TIMER_PROBE, c.id);
     }
 
     /// Silence for a whole timeout: the RTS again (the receiver learns the flow if everything
@@ -157,11 +149,9 @@ impl Dcpim {
     pub(super) fn on_probe_timer(&mut self, ctx: &mut Ctx, id: u32) {
         let Some(slot) = self.conns.slot(id) else { return };
         let c = &mut self.conns[slot];
-        c.tx_timer = false;
-        let due = c.tx_last + (self.p.timeout << c.tx_backoff);
-        if ctx.now() >= due {
-            c.tx_backoff = (c.tx_backoff + 1).min(MAX_BACKOFF);
-            c.tx_last = ctx.now();
+        if c.tx_silence.fired(self.p.timeout, ctx.now()) {
+            c.tx_silence.back_off();
+            c.tx_silence.heard(ctx.now());
             self.send_rts(ctx, slot);
             self.counters.probes += 1;
         }

@@ -3,7 +3,7 @@
 
 use crate::net::packet::{FlowId, HostId};
 use crate::time::Time;
-use crate::transport::parts::{MessageLayout, ReceivedSet};
+use crate::transport::parts::{MessageLayout, ReceivedSet, SilenceTimer};
 
 /// Times and sizes fixed once the network is known.
 #[derive(Clone, Copy, Debug, Default)]
@@ -52,9 +52,8 @@ pub(super) struct Conn {
     pub tx_sent: ReceivedSet,
     /// Packets left as the receiver last said (the sender's SRPT key for tokens).
     pub tx_remaining: u64,
-    pub tx_last: Time,
-    pub tx_backoff: u32,
-    pub tx_timer: bool,
+    /// Silence since the sender last heard from the receiver or sent: the RTS probe timer.
+    pub tx_silence: SilenceTimer,
     // Receiver.
     pub rx_known: bool,
     pub rx: ReceivedSet,

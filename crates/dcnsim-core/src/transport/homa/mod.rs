@@ -59,7 +59,7 @@ pub use config::HomaConfig;
 pub use prio::Levels;
 
 use super::conns::ConnTable;
-use super::parts::{MessageLayout, ReceivedSet};
+use super::parts::{MessageLayout, ReceivedSet, SilenceTimer};
 use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
@@ -71,11 +71,6 @@ const TIMER_RX: u8 = 1;
 const TIMER_TX: u8 = 2;
 /// On an `Ack`-kind packet from the sender: BUSY.
 const BUSY: u8 = flags::PROTO1;
-/// RESEND packets per receiver timeout (further runs go at the next timeout).
-const MAX_RESEND_RUNS: usize = 16;
-/// Timeouts back off up to timeout x 2^this.
-const MAX_BACKOFF: u32 = 6;
-const _: () = assert!(MAX_BACKOFF <= crate::limits::MAX_RTO_BACKOFF_SHIFT, "limits.rs bounds timers by this shift");
 
 pub struct Homa {
     cfg: HomaConfig,
@@ -141,18 +136,14 @@ impl Homa {
             sched_prio: self.levels.lowest(),
             rtx: Default::default(),
             tx_ready: false,
-            tx_last: ctx.now(),
-            tx_backoff: 0,
-            tx_timer: false,
+            tx_silence: SilenceTimer::new(ctx.now()),
             rx_known: false,
             rx_granted: 0,
             rx: ReceivedSet::default(),
             rx_payload: 0,
             rx_done: false,
             rx_listed: false,
-            rx_last: ctx.now(),
-            rx_timer: false,
-            rx_backoff: 0,
+            rx_silence: SilenceTimer::new(ctx.now()),
         };
         let slot = self.msgs.insert(id, msg);
         self.sync_ready(slot);

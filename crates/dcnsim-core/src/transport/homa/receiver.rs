@@ -2,8 +2,9 @@
 //! and the scheduler: grants paced at the link rate to the k messages with the fewest bytes left,
 //! each kept at RTTbytes granted but not received, at the scheduled level of its SRPT rank.
 
-use super::{Homa, MAX_BACKOFF, MAX_RESEND_RUNS, TIMER_PACER, TIMER_RX};
+use super::{Homa, TIMER_PACER, TIMER_RX};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
+use crate::transport::parts::resend::resend_requests;
 use crate::transport::Ctx;
 
 impl Homa {
@@ -16,7 +17,7 @@ impl Homa {
         }
         m.rx_known = true;
         m.rx_granted = m.unsched;
-        m.rx_last = ctx.now();
+        m.rx_silence.heard(ctx.now());
         if m.unsched < m.packets() {
             m.rx_listed = true;
             self.hosts[m.dst as usize].inbound.push(slot);
@@ -39,12 +40,12 @@ impl Homa {
             }
             return;
         }
-        m.rx_last = ctx.now();
+        m.rx_silence.heard(ctx.now());
         let payload = m.layout.payload(pkt.seq) as u64;
         m.rx_payload += payload;
         ctx.delivered(m.id, payload);
         if m.rx.count() == m.rx_granted {
-            m.rx_backoff = 0;
+            m.rx_silence.end_back_off();
         }
         if m.rx.count() == m.packets() {
             m.rx_done = true;
@@ -62,7 +63,7 @@ impl Homa {
         if m.rx_done {
             let ack = self.control(ctx, slot, PacketKind::Ack, true);
             ctx.send(ack);
-        } else if m.outstanding() > 0 && ctx.now() >= m.rx_last + self.cfg.timeout {
+        } else if m.outstanding() > 0 && ctx.now() >= m.rx_silence.last + self.cfg.timeout {
             self.resend_missing(ctx, slot);
         }
     }
@@ -71,7 +72,7 @@ impl Homa {
     pub(super) fn on_busy(&mut self, ctx: &mut Ctx, slot: u32) {
         let m = &mut self.msgs[slot];
         if m.rx_known && !m.rx_done {
-            m.rx_last = ctx.now();
+            m.rx_silence.heard(ctx.now());
         }
     }
 
@@ -144,23 +145,25 @@ impl Homa {
     pub(super) fn arm_rx(&mut self, ctx: &mut Ctx, slot: u32) {
         let timeout = self.cfg.timeout;
         let m = &mut self.msgs[slot];
-        if !m.rx_timer && !m.rx_done {
-            m.rx_timer = true;
-            ctx.set_timer((m.rx_last + (timeout << m.rx_backoff)).max(ctx.now()), TIMER_RX, m.id);
+        if m.rx_done {
+            return;
+        }
+        if let Some(at) = m.rx_silence.arm(timeout, ctx.now()) {
+            ctx.set_timer(at, TIMER_RX, m.id);
         }
     }
 
     /// Nothing arrived for the timeout while granted packets are missing: RESEND them.
     pub(super) fn on_rx_timer(&mut self, ctx: &mut Ctx, slot: u32) {
         let m = &mut self.msgs[slot];
-        m.rx_timer = false;
+        let silent = m.rx_silence.fired(self.cfg.timeout, ctx.now());
         if m.rx_done || m.outstanding() == 0 {
             return; // nothing outstanding; the next grant re-arms
         }
-        if ctx.now() < m.rx_last + (self.cfg.timeout << m.rx_backoff) {
+        if !silent {
             return self.arm_rx(ctx, slot);
         }
-        m.rx_backoff = (m.rx_backoff + 1).min(MAX_BACKOFF);
+        m.rx_silence.back_off();
         self.counters.receiver_timeouts += 1;
         self.resend_missing(ctx, slot);
         self.arm_rx(ctx, slot);
@@ -169,11 +172,12 @@ impl Homa {
     /// One RESEND per run of missing granted packets; each restates the grant frontier.
     fn resend_missing(&mut self, ctx: &mut Ctx, slot: u32) {
         let m = &mut self.msgs[slot];
-        m.rx_last = ctx.now();
-        for (a, b) in m.rx.missing_runs(m.rx_granted, MAX_RESEND_RUNS) {
+        m.rx_silence.heard(ctx.now());
+        let runs: Vec<_> = resend_requests(&m.rx, m.rx_granted).collect();
+        for (first, count) in runs {
             let mut p = self.control(ctx, slot, PacketKind::Nack, true);
-            p.seq = a;
-            p.aux = (b - a).min(u32::MAX as u64) as u32;
+            p.seq = first;
+            p.aux = count;
             p.ack = self.msgs[slot].rx_granted;
             ctx.send(p);
             self.counters.resend_requests += 1;

@@ -2,7 +2,7 @@
 //! packets left to send (SRBF); grants, RESEND (answered with BUSY when the packets wait behind
 //! other messages), the final ACK, and the probe of a silent receiver.
 
-use super::{Homa, BUSY, MAX_BACKOFF, TIMER_TX};
+use super::{Homa, BUSY, TIMER_TX};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
 use crate::transport::Ctx;
 
@@ -30,7 +30,7 @@ impl Homa {
                 (m.next_new - 1, false)
             }
         };
-        m.tx_last = ctx.now();
+        m.tx_silence.heard(ctx.now());
         let p = self.data_packet(ctx, slot, idx, retx);
         self.counters.data_sent += 1;
         self.counters.retransmitted += u64::from(retx);
@@ -84,8 +84,7 @@ impl Homa {
         if frontier > m.rx_granted {
             return false;
         }
-        m.tx_last = ctx.now();
-        m.tx_backoff = 0;
+        m.tx_silence.progressed(ctx.now());
         if frontier > m.granted {
             m.granted = frontier;
             if let Some(p) = prio {
@@ -150,9 +149,8 @@ impl Homa {
     pub(super) fn arm_tx(&mut self, ctx: &mut Ctx, slot: u32) {
         let timeout = self.cfg.timeout;
         let m = &mut self.msgs[slot];
-        if !m.tx_timer {
-            m.tx_timer = true;
-            ctx.set_timer((m.tx_last + (timeout << m.tx_backoff)).max(ctx.now()), TIMER_TX, m.id);
+        if let Some(at) = m.tx_silence.arm(timeout, ctx.now()) {
+            ctx.set_timer(at, TIMER_TX, m.id);
         }
     }
 
@@ -160,13 +158,12 @@ impl Homa {
     pub(super) fn on_tx_timer(&mut self, ctx: &mut Ctx, slot: u32) {
         let timeout = self.cfg.timeout;
         let m = &mut self.msgs[slot];
-        m.tx_timer = false;
-        if ctx.now() < m.tx_last + (timeout << m.tx_backoff) {
+        if !m.tx_silence.fired(timeout, ctx.now()) {
             return self.arm_tx(ctx, slot);
         }
-        m.tx_last = ctx.now();
+        m.tx_silence.heard(ctx.now());
         if !m.sendable() {
-            m.tx_backoff = (m.tx_backoff + 1).min(MAX_BACKOFF);
+            m.tx_silence.back_off();
             let p = self.data_packet(ctx, slot, 0, true);
             self.counters.probes += 1;
             ctx.send(p);

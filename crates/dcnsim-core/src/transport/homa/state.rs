@@ -3,8 +3,8 @@
 //! pacer), and the counters.
 
 use crate::net::packet::{FlowId, HostId};
-use crate::time::{Rate, Time};
-use crate::transport::parts::{MessageLayout, ReceivedSet, ReceiverPacer};
+use crate::time::Rate;
+use crate::transport::parts::{MessageLayout, ReceivedSet, ReceiverPacer, SilenceTimer};
 use std::collections::VecDeque;
 
 pub(super) struct Msg {
@@ -27,10 +27,9 @@ pub(super) struct Msg {
     pub rtx: VecDeque<u64>,
     /// Listed in the sender host's `ready`.
     pub tx_ready: bool,
-    /// Last time the sender heard from the receiver about this message or made progress on it.
-    pub tx_last: Time,
-    pub tx_backoff: u32,
-    pub tx_timer: bool,
+    /// Silence since the sender last heard from the receiver about this message or made progress
+    /// on it: the probe timer.
+    pub tx_silence: SilenceTimer,
     // Receiver.
     pub rx_known: bool,
     /// The receiver's grant frontier (the unscheduled packets count as granted).
@@ -41,9 +40,8 @@ pub(super) struct Msg {
     pub rx_done: bool,
     /// In the receiver's `inbound` list (known, packets still to grant).
     pub rx_listed: bool,
-    pub rx_last: Time,
-    pub rx_timer: bool,
-    pub rx_backoff: u32,
+    /// Silence since the last data arrival, grant or resend request: the resend timer.
+    pub rx_silence: SilenceTimer,
 }
 
 impl Msg {

@@ -194,6 +194,11 @@ impl Protocol for Mptcp {
         Conformance { spec: "[transport]\ninitial_window_packets = 32\n", lone_flow, exempt: &[] }
     }
 
+    /// Subflows have ECMP keys of their own: a flow of several spreads whatever the routing.
+    fn multipath(cfg: &MptcpConfig) -> bool {
+        cfg.subflows > 1
+    }
+
     fn needs(cfg: &MptcpConfig) -> Needs {
         let class = |key, class, purpose| ClassUse { key, class, explicit: true, purpose };
         let (data, control) = (cfg.sender.data_priority, cfg.sender.control_priority);

@@ -112,6 +112,10 @@ pub trait RateProtocol {
     }
     /// Classes the controller's own keys put packets in (beside `data_priority` and
     /// `control_priority`), checked against the queues like them.
+    /// See `Protocol::deflectable` (Dart's short flows).
+    fn deflectable(_params: &Self::Params, _size: u64) -> bool {
+        false
+    }
     fn extra_classes(_params: &Self::Params) -> Vec<ClassUse> {
         Vec::new()
     }
@@ -506,6 +510,10 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
 
     fn name(_cfg: &Self::Config) -> &'static str {
         P::NAMES[0].0
+    }
+
+    fn deflectable(cfg: &Self::Config, size: u64) -> bool {
+        P::deflectable(&cfg.params, size)
     }
 
     fn conformance(_name: &str) -> Conformance {

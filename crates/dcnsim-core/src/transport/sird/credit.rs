@@ -128,7 +128,7 @@ impl Sird {
         h.rr = k + 1;
         h.b += w;
         c.rx_granted += 1;
-        c.rx_last = ctx.now();
+        c.rx_silence.heard(ctx.now());
         self.pairs[c.pair as usize].sb += w;
         if c.rx_granted == c.packets() {
             c.rx_listed = false;

@@ -97,7 +97,7 @@ mod tests;
 pub use config::{BucketConfig, CsnRequires, LoopConfig, ReceiverPolicy, SirdConfig, SrptKey, UnschCount, UnschPrefix};
 
 use super::conns::ConnTable;
-use super::parts::{MessageLayout, ReceivedSet};
+use super::parts::{MessageLayout, ReceivedSet, SilenceTimer};
 use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
@@ -114,11 +114,6 @@ const CSN: u8 = flags::PROTO1;
 const PROBE: u8 = flags::PROTO2;
 /// A loop cuts its bucket at most once per this many windows (the reference's 1.5).
 const MD_SPACING_WINDOWS: f64 = 1.5;
-/// RESEND packets per receiver timeout (further runs go at the next timeout).
-const MAX_RESEND_RUNS: usize = 16;
-/// Sender probes and receiver resend requests back off up to timeout x 2^this.
-const MAX_BACKOFF: u32 = 6;
-const _: () = assert!(MAX_BACKOFF <= crate::limits::MAX_RTO_BACKOFF_SHIFT, "limits.rs bounds timers by this shift");
 
 pub struct Sird {
     cfg: SirdConfig,
@@ -272,9 +267,7 @@ impl Sird {
             next_new: 0,
             granted: prefix,
             rtx: VecDeque::new(),
-            tx_last: ctx.now(),
-            tx_backoff: 0,
-            tx_timer: false,
+            tx_silence: SilenceTimer::new(ctx.now()),
             tx_ready: false,
             rx_known: false,
             rx_granted: 0,
@@ -282,9 +275,7 @@ impl Sird {
             rx_payload: 0,
             rx_done: false,
             rx_listed: false,
-            rx_last: ctx.now(),
-            rx_timer: false,
-            rx_backoff: 0,
+            rx_silence: SilenceTimer::new(ctx.now()),
         };
         self.conns.insert(id, conn)
     }
@@ -379,7 +370,7 @@ impl Protocol for Sird {
     fn needs(cfg: &SirdConfig) -> Needs {
         let purpose = "scheduled data below control packets and unscheduled data (section 4.6)";
         let classes = match cfg.use_priorities {
-            true => vec![ClassUse { key: "priorities", class: 1, explicit: false, purpose }],
+            true => vec![ClassUse { key: "use_priorities", class: 1, explicit: false, purpose }],
             false => Vec::new(),
         };
         Needs { classes, ..Needs::default() }

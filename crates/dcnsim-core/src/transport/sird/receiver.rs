@@ -2,8 +2,9 @@
 //! against B and the sender's bucket, ACK complete messages, ask for what is missing. Credit
 //! itself is in `credit.rs`.
 
-use super::{Sird, CSN, MAX_BACKOFF, MAX_RESEND_RUNS, PROBE, TIMER_RX};
+use super::{Sird, CSN, PROBE, TIMER_RX};
 use crate::net::packet::{flags, Packet, PacketKind};
+use crate::transport::parts::resend::resend_requests;
 use crate::transport::Ctx;
 
 impl Sird {
@@ -17,7 +18,7 @@ impl Sird {
         }
         c.rx_known = true;
         c.rx_granted = c.prefix;
-        c.rx_last = ctx.now();
+        c.rx_silence.heard(ctx.now());
         let w = c.wire(0, c.prefix);
         let (dst, pi) = (c.dst, c.pair);
         if c.prefix < c.packets() {
@@ -47,12 +48,12 @@ impl Sird {
             self.counters.duplicates += 1;
             return;
         }
-        c.rx_last = ctx.now();
+        c.rx_silence.heard(ctx.now());
         let w = c.wire(pkt.seq, pkt.seq + 1);
         c.rx_payload += c.layout.payload(pkt.seq) as u64;
         ctx.delivered(c.id, c.layout.payload(pkt.seq) as u64);
         if c.rx.count() == c.rx_granted {
-            c.rx_backoff = 0; // everything credited is in: the next silence starts afresh
+            c.rx_silence.end_back_off(); // everything credited is in: the next silence starts afresh
         }
         let done = c.rx.count() == c.packets();
         if done {
@@ -74,7 +75,7 @@ impl Sird {
     /// CREDITREQ: a message to schedule, or (PROBE) a sender that has heard nothing for a while.
     pub(super) fn on_request(&mut self, ctx: &mut Ctx, slot: u32, pkt: &Packet) {
         let was_known = self.conns[slot].rx_known;
-        let quiet_since = self.conns[slot].rx_last;
+        let quiet_since = self.conns[slot].rx_silence.last;
         self.register(ctx, slot);
         let c = &self.conns[slot];
         let dst = c.dst;
@@ -94,23 +95,25 @@ impl Sird {
     pub(super) fn arm_rx(&mut self, ctx: &mut Ctx, slot: u32) {
         let timeout = self.cfg.timeout;
         let c = &mut self.conns[slot];
-        if !c.rx_timer && !c.rx_done {
-            c.rx_timer = true;
-            ctx.set_timer((c.rx_last + (timeout << c.rx_backoff)).max(ctx.now()), TIMER_RX, c.id);
+        if c.rx_done {
+            return;
+        }
+        if let Some(at) = c.rx_silence.arm(timeout, ctx.now()) {
+            ctx.set_timer(at, TIMER_RX, c.id);
         }
     }
 
     /// Nothing arrived for the timeout while credited packets are missing: ask for them again.
     pub(super) fn on_rx_timer(&mut self, ctx: &mut Ctx, slot: u32) {
         let c = &mut self.conns[slot];
-        c.rx_timer = false;
+        let silent = c.rx_silence.fired(self.cfg.timeout, ctx.now());
         if c.rx_done || c.rx.count() == c.rx_granted {
             return; // nothing outstanding; the next credit re-arms
         }
-        if ctx.now() < c.rx_last + (self.cfg.timeout << c.rx_backoff) {
+        if !silent {
             return self.arm_rx(ctx, slot);
         }
-        c.rx_backoff = (c.rx_backoff + 1).min(MAX_BACKOFF);
+        c.rx_silence.back_off();
         self.counters.receiver_timeouts += 1;
         self.resend_missing(ctx, slot);
         self.arm_rx(ctx, slot);
@@ -119,13 +122,13 @@ impl Sird {
     /// One RESEND per run of missing credited packets; each restates the credit frontier.
     pub(super) fn resend_missing(&mut self, ctx: &mut Ctx, slot: u32) {
         let c = &mut self.conns[slot];
-        c.rx_last = ctx.now();
-        let runs = c.rx.missing_runs(c.rx_granted, MAX_RESEND_RUNS);
-        for (a, b) in runs {
+        c.rx_silence.heard(ctx.now());
+        let runs: Vec<_> = resend_requests(&c.rx, c.rx_granted).collect();
+        for (first, count) in runs {
             let c = &self.conns[slot];
             let mut p = Packet::new(PacketKind::Nack, c.id, c.dst, c.src, self.framing.control_bytes);
-            p.seq = a;
-            p.aux = (b - a).min(u32::MAX as u64) as u32;
+            p.seq = first;
+            p.aux = count;
             p.ack = c.rx_granted;
             p.prio = 0;
             p.path = c.path_key;

@@ -2,7 +2,7 @@
 //! resend requests and the final ACK, probe a silent receiver.
 
 use super::state::{srpt_key, NOT_CANDIDATE};
-use super::{CsnRequires, Sird, CSN, MAX_BACKOFF, TIMER_TX};
+use super::{CsnRequires, Sird, CSN, TIMER_TX};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
 use crate::transport::parts::srpt_pick;
 use crate::transport::Ctx;
@@ -94,7 +94,7 @@ impl Sird {
             p.flags |= flags::RETX;
             self.counters.retransmitted += 1;
         }
-        c.tx_last = ctx.now();
+        c.tx_silence.heard(ctx.now());
         self.sync_ready(slot);
         self.counters.data_sent += 1;
         self.counters.unscheduled_sent += u64::from(unscheduled && !retx);
@@ -165,8 +165,7 @@ impl Sird {
         if frontier > c.rx_granted {
             return false;
         }
-        c.tx_last = ctx.now();
-        c.tx_backoff = 0;
+        c.tx_silence.progressed(ctx.now());
         if frontier > c.granted {
             debug_assert!(c.next_new <= c.granted);
             let w = c.wire(c.granted, frontier);
@@ -241,9 +240,7 @@ impl Sird {
     pub(super) fn arm_tx(&mut self, ctx: &mut Ctx, slot: u32) {
         let timeout = self.cfg.timeout;
         let c = &mut self.conns[slot];
-        if !c.tx_timer {
-            c.tx_timer = true;
-            let at = (c.tx_last + (timeout << c.tx_backoff)).max(ctx.now());
+        if let Some(at) = c.tx_silence.arm(timeout, ctx.now()) {
             ctx.set_timer(at, TIMER_TX, c.id);
         }
     }
@@ -252,18 +249,16 @@ impl Sird {
     pub(super) fn on_tx_timer(&mut self, ctx: &mut Ctx, slot: u32) {
         let timeout = self.cfg.timeout;
         let c = &mut self.conns[slot];
-        c.tx_timer = false;
-        let deadline = c.tx_last + (timeout << c.tx_backoff);
-        if ctx.now() < deadline {
+        if !c.tx_silence.fired(timeout, ctx.now()) {
             return self.arm_tx(ctx, slot);
         }
         if c.sendable() {
             // Waiting for our own uplink, not for the receiver.
-            c.tx_last = ctx.now();
+            c.tx_silence.heard(ctx.now());
             return self.arm_tx(ctx, slot);
         }
-        c.tx_backoff = (c.tx_backoff + 1).min(MAX_BACKOFF);
-        c.tx_last = ctx.now();
+        c.tx_silence.back_off();
+        c.tx_silence.heard(ctx.now());
         self.counters.probes += 1;
         self.counters.credit_requests += 1;
         self.send_control(ctx, slot, PacketKind::CreditRequest, true);

@@ -2,8 +2,8 @@
 //! credit from a receiver and the receiver's bucket for that sender), and a host.
 
 use crate::net::packet::{FlowId, HostId};
-use crate::time::{Rate, Time};
-use crate::transport::parts::{MessageLayout, ReceivedSet, ReceiverPacer};
+use crate::time::Rate;
+use crate::transport::parts::{MessageLayout, ReceivedSet, ReceiverPacer, SilenceTimer};
 use std::collections::VecDeque;
 
 /// The parameters in bytes, fixed once the network is known.
@@ -34,10 +34,9 @@ pub(super) struct Conn {
     pub granted: u64,
     /// Packets the receiver asked to be sent again.
     pub rtx: VecDeque<u64>,
-    /// Last time the sender heard about this message or sent a packet of it.
-    pub tx_last: Time,
-    pub tx_backoff: u32,
-    pub tx_timer: bool,
+    /// Silence since the sender last heard about this message or sent a packet of it: the probe
+    /// timer.
+    pub tx_silence: SilenceTimer,
     /// Counted in its pair's and host's `ready` (cached `sendable()`).
     pub tx_ready: bool,
     // Receiver.
@@ -50,12 +49,9 @@ pub(super) struct Conn {
     pub rx_done: bool,
     /// In the receiver's `inbound` list (known, packets still to credit).
     pub rx_listed: bool,
-    /// Last data arrival, credit or resend request for this message.
-    pub rx_last: Time,
-    pub rx_timer: bool,
-    /// Receiver timeouts since the message last had nothing outstanding: the next waits
-    /// timeout x 2^this.
-    pub rx_backoff: u32,
+    /// Silence since the last data arrival, credit or resend request for this message: the resend
+    /// timer (backed off since the message last had nothing outstanding).
+    pub rx_silence: SilenceTimer,
 }
 
 impl Conn {
