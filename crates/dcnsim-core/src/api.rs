@@ -7,6 +7,7 @@ use crate::report::{summary, trace::TraceOutput};
 use std::time::Instant;
 
 pub use crate::report::RunOutput;
+pub use crate::scenario::setups::Setup;
 pub use crate::scenario::{describe, read_spec, Description, RunError, RunOptions, Simulation};
 
 /// Reads the spec, simulates, and collects the results.

@@ -254,7 +254,7 @@ fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
     guarded(py, || -> Result<(), RunError> { panic!("{message}") })
 }
 
-/// Every protocol, topology, workload, shipped CDF and parameter, as JSON text.
+/// Every protocol, topology, workload, shipped CDF, named setup and parameter, as JSON text.
 /// A parameter's `default` is null when the key is required.
 #[pyfunction]
 fn describe() -> String {
@@ -275,9 +275,15 @@ fn describe() -> String {
         "topologies": pairs(&d.topologies),
         "workloads": pairs(&d.workloads),
         "cdfs": d.cdfs,
+        "setups": d.setups.iter().map(setup_json).collect::<Vec<_>>(),
         "params": params,
     })
     .to_string()
+}
+
+/// A named setup as `describe` lists it: name, summary, its tables and the dotted keys it sets.
+fn setup_json(s: &api::Setup) -> serde_json::Value {
+    serde_json::json!({"name": s.name, "summary": s.summary, "tables": s.tables, "keys": s.keys()})
 }
 
 #[pymodule]
