@@ -286,11 +286,23 @@ fn setup_json(s: &api::Setup) -> serde_json::Value {
     serde_json::json!({"name": s.name, "summary": s.summary, "tables": s.tables, "keys": s.keys()})
 }
 
+/// The summary's fields as JSON text: each {path, column (its sweep-table column, "" for none),
+/// unit, doc}, in the order `summary.json` has them.
+#[pyfunction]
+fn summary_schema() -> String {
+    let fields: Vec<serde_json::Value> = api::summary_schema()
+        .iter()
+        .map(|f| serde_json::json!({"path": f.path, "column": f.column, "unit": f.unit, "doc": f.doc}))
+        .collect();
+    serde_json::Value::Array(fields).to_string()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_schema, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_class::<CancelFlag>()?;
     m.add_class::<RunOutput>()?;
