@@ -53,7 +53,10 @@ def text(d: dict) -> str:
     for title, key in (("Protocols", "protocols"), ("Topologies", "topologies"), ("Workloads", "workloads"),
                        ("Setups (`setup = NAME` in a spec or a sweep axis)", "setups")):
         out.append(f"{title}:")
-        out += [f"  {x['name']:<18} {x['summary']}" for x in d.get(key, [])]
+        for x in d.get(key, []):
+            out.append(f"  {x['name']:<18} {x['summary']}")
+            if x.get("keys"):
+                out.append(f"      sets: {', '.join(x['keys'])}")
         out.append("")
     out.append("Shipped flow-size CDFs: " + ", ".join(d["cdfs"]))
     out.append("")
@@ -95,8 +98,10 @@ def markdown(d: dict) -> str:
         out.append("")
     if d.get("setups"):
         out += ["## Setups", "", "`setup = \"NAME\"` in a spec (or `setup = [...]` as a sweep axis) starts from these "
-                "tables; keys the spec gives itself are merged over them.", "", "| name | what |", "|---|---|"]
-        out += [f"| `{x['name']}` | {x['summary']} |" for x in d["setups"]]
+                "tables; keys the spec gives itself are merged over them.", "",
+                "| name | what | sets |", "|---|---|---|"]
+        out += [f"| `{x['name']}` | {x['summary']} | {', '.join(f'`{k}`' for k in x.get('keys', []))} |"
+                for x in d["setups"]]
         out.append("")
     out += ["## Shipped flow-size CDFs", "", ", ".join(f"`{c}`" for c in d["cdfs"]), ""]
     groups = grouped(d["params"])

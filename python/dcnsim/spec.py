@@ -22,7 +22,6 @@ else:  # pragma: no cover
 from . import _core
 from .errors import SpecError, UsageError
 from .result import Result
-from .setups import expand as expand_setup
 
 SpecLike = Union[Mapping[str, Any], str, os.PathLike]
 T = TypeVar("T")
@@ -155,8 +154,8 @@ def plain(value: Any, field: str = "(root)", depth: int = 0) -> Any:
 
 
 def _to_json(spec: dict) -> str:
-    spec = expand_setup(plain(spec))
-    return json.dumps(spec, allow_nan=False)
+    # A `setup = NAME` is expanded by the core as it reads the spec (dcnsim.setups).
+    return json.dumps(plain(spec), allow_nan=False)
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
@@ -319,10 +318,7 @@ def resolve(spec: SpecLike) -> dict:
 
 def describe() -> dict:
     """Protocols, topologies, workloads, named setups and shipped CDFs (each {name, summary}; a
-    setup also has its tables), and every parameter as {path, type, unit, default (None when
-    required), doc, scope (the protocol a transport key belongs to, else None)}."""
-    from .setups import SETUPS
-
-    d = json.loads(_core.describe())
-    d["setups"] = [{"name": s.name, "summary": s.summary, "tables": s.tables} for s in SETUPS.values()]
-    return d
+    setup also has its tables and the dotted keys it sets), and every parameter as {path, type,
+    unit, default (None when required), doc, scope (the protocol a transport key belongs to, else
+    None)}."""
+    return json.loads(_core.describe())

@@ -205,3 +205,44 @@ def test_the_events_line_and_the_results_row_give_cpu_time_and_old_summaries_sti
     old = {k: v for k, v in s.items() if k not in ("cpu_time_s", "events_per_cpu_sec")}
     assert "CPU" not in [line for line in format_summary(old).splitlines() if line.startswith("events")][0]
     assert flatten_summary(old)["cpu_time_s"] is None
+
+
+class _Reads(dict):
+    """A summary that records the paths format_summary reads (`[{key}]` for list items)."""
+
+    def __init__(self, value: dict, path: str, seen: set):
+        super().__init__(value)
+        self._path, self._seen = path, seen
+
+    def _wrap(self, key, v):
+        path = f"{self._path}.{key}" if self._path else key
+        self._seen.add(path)
+        if isinstance(v, dict):
+            return _Reads(v, path, self._seen)
+        if isinstance(v, list):
+            return [_Reads(x, f"{path}[{{key}}]", self._seen) if isinstance(x, dict) else x for x in v]
+        return v
+
+    def __getitem__(self, key):
+        return self._wrap(key, super().__getitem__(key))
+
+    def get(self, key, default=None):
+        return self._wrap(key, super().__getitem__(key)) if key in self else default
+
+
+def test_the_run_table_reads_only_fields_of_the_summary_schema():
+    import json as _json
+
+    from dcnsim import _core
+    from dcnsim.cli import format_summary
+    from dcnsim.spec import run as run_spec
+
+    spec = {"seed": 1, "duration_us": 300.0, "setup": "ndp-paper",
+            "topology": {"kind": "fat_tree", "k": 4, "host_rate_gbps": 10.0},
+            "workload": [{"kind": "permutation", "size_bytes": 100_000}]}
+    seen: set = set()
+    format_summary(_Reads(run_spec(spec).summary, "", seen))
+    schema = [f["path"] for f in _json.loads(_core.summary_schema())]
+    known = {p.split(".{key}")[0] for p in schema} | {p.rsplit(".", 1)[0] for p in schema if "." in p}
+    known |= set(schema) | {p.split("[{key}]")[0] for p in schema}
+    assert seen and seen <= known, sorted(seen - known)

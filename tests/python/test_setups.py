@@ -90,3 +90,43 @@ def test_lossless_rdma_setups_never_time_out_behind_pfc(name):
     spec["transport"] = {"timeout_us": 320.0, "short_timeout_us": 100.0}
     irn = dcnsim.run(spec).summary
     assert irn["queues"]["drops"] == 0 and irn["transport"]["timeouts"] > 0, irn["transport"]
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _expand_as_python_did(spec: dict) -> dict:
+    """The expansion dcnsim.setups did before the core read the setups: the spec's own tables
+    merged over the setup's, key by key."""
+    spec = dict(spec)
+    setup = setups.get(spec.pop("setup"))
+    for key, table in setup.tables.items():
+        own = spec.get(key)
+        spec[key] = copy.deepcopy(table) if own is None else _merge(copy.deepcopy(table), own)
+    return spec
+
+
+@pytest.mark.parametrize("name", setups.names())
+def test_the_core_expands_every_setup_as_the_python_expansion_did(name):
+    own = {"queue": {"fabric": {"priorities": 3}}, "net": {"switch_latency_us": 0.5}, "transport": {"g": 0.5}}
+    spec = dict(BASE, setup=name, **own)
+    try:
+        expected = dcnsim.resolve(_expand_as_python_did(spec))
+    except dcnsim.SpecError as e:
+        expected = str(e)
+    try:
+        got = dcnsim.resolve(spec)
+    except dcnsim.SpecError as e:
+        got = str(e)
+    assert got == expected
+
+
+def test_describe_lists_the_keys_each_setup_sets():
+    d = {s["name"]: s for s in dcnsim.describe()["setups"]}
+    assert list(d) == setups.names()
+    assert "queue.trim" in d["ndp-paper"]["keys"] and "transport.protocol" in d["ndp-paper"]["keys"]
+    assert d["sird-paper"]["tables"]["transport"] == {"bdp_bytes": 100_000, "protocol": "sird"}

@@ -165,3 +165,20 @@ def test_sweep_toml_and_cli_results(tmp_path, small_toml):
                         "--csv", str(tmp_path / "r.csv")], capture_output=True, text=True)
     assert r.returncode == 0
     assert len(pd.read_csv(tmp_path / "r.csv")) == 2
+
+
+def test_sweep_tables_carry_the_columns_of_the_summary_schema_and_the_transport_counters(tmp_path):
+    from dcnsim import _core
+    from dcnsim.sweep import summary_columns
+
+    base = {"seed": 1, "duration_us": 300.0, "setup": "ndp-paper",
+            "topology": {"kind": "fat_tree", "k": 4, "host_rate_gbps": 10.0},
+            "workload": [{"kind": "permutation", "size_bytes": 100_000}]}
+    df = dcnsim.sweep(base, {"seed": [1]}, out=tmp_path / "out", workers=1, quiet=True)
+    schema = json.loads(_core.summary_schema())
+    assert {"path", "column", "unit", "doc"} <= set(schema[0])
+    plain_columns = [c for _, c in summary_columns() if "{key}" not in c]
+    assert all(c in df.columns for c in plain_columns)
+    counters = dcnsim.run(base).summary["window_counts"]["transport"]
+    assert counters and all(df[f"transport_{k}"].iloc[0] == v for k, v in counters.items())
+    assert "slowdown_A_median" in df.columns and "max_switch_bytes_core" in df.columns

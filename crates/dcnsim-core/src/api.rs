@@ -6,7 +6,10 @@ use crate::record::cpu_time::thread_cpu_s;
 use crate::report::{summary, trace::TraceOutput};
 use std::time::Instant;
 
+pub use crate::report::schema::FieldDoc;
+pub use crate::report::summary::summary_schema;
 pub use crate::report::RunOutput;
+pub use crate::scenario::setups::Setup;
 pub use crate::scenario::{describe, read_spec, Description, RunError, RunOptions, Simulation};
 
 /// Reads the spec, simulates, and collects the results.

@@ -63,7 +63,8 @@ pub struct Section<'a> {
     rec: Option<&'a Resolved>,
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// What kind of value `v` is, as an error message says it ("an integer", "a table").
+pub fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -254,7 +254,7 @@ fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
     guarded(py, || -> Result<(), RunError> { panic!("{message}") })
 }
 
-/// Every protocol, topology, workload, shipped CDF and parameter, as JSON text.
+/// Every protocol, topology, workload, shipped CDF, named setup and parameter, as JSON text.
 /// A parameter's `default` is null when the key is required.
 #[pyfunction]
 fn describe() -> String {
@@ -275,6 +275,7 @@ fn describe() -> String {
         "topologies": pairs(&d.topologies),
         "workloads": pairs(&d.workloads),
         "cdfs": d.cdfs,
+        "setups": d.setups.iter().map(setup_json).collect::<Vec<_>>(),
         "params": params,
     })
     .to_string()
@@ -294,11 +295,28 @@ fn build_git() -> &'static str {
     env!("DCNSIM_BUILD_GIT")
 }
 
+/// A named setup as `describe` lists it: name, summary, its tables and the dotted keys it sets.
+fn setup_json(s: &api::Setup) -> serde_json::Value {
+    serde_json::json!({"name": s.name, "summary": s.summary, "tables": s.tables, "keys": s.keys()})
+}
+
+/// The summary's fields as JSON text: each {path, column (its sweep-table column, "" for none),
+/// unit, doc}, in the order `summary.json` has them.
+#[pyfunction]
+fn summary_schema() -> String {
+    let fields: Vec<serde_json::Value> = api::summary_schema()
+        .iter()
+        .map(|f| serde_json::json!({"path": f.path, "column": f.column, "unit": f.unit, "doc": f.doc}))
+        .collect();
+    serde_json::Value::Array(fields).to_string()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_schema, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(build_git, m)?)?;

@@ -9,11 +9,14 @@ is ever lost or recomputed, and loaded back as one table.
 
 from __future__ import annotations
 
+import functools
+import json
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
 
+from .. import _core
 from ..build import build_id, short
 from ..errors import SpecError, UsageError
 from .checks import Damaged
@@ -184,47 +187,42 @@ def sweep(base, axes=None, out="sweep-out", filter: Optional[str] = None, name: 
     return run_sweep(as_sweep(base, axes, filter, name, flow_tables), out, **kwargs)
 
 
+@functools.lru_cache(maxsize=1)
+def summary_columns() -> tuple:
+    """(path, column) of every summary field a sweep table carries, from the core's summary schema
+    (`_core.summary_schema()`: the one definition of the summary's fields). `{key}` in a path stands
+    for each key of a table (a tier, a transport counter), `[{key}]` for each item of a list keyed by
+    its `group`; the column names it the same way."""
+    return tuple((f["path"], f["column"]) for f in json.loads(_core.summary_schema()) if f["column"])
+
+
+def _at(value, segments: list, key=None):
+    """(key, value) for each value under `segments` of a schema path; a missing last segment (a run
+    stored before the field existed) gives None, a missing table or list nothing."""
+    if not segments:
+        yield key, value
+        return
+    seg, rest = segments[0], segments[1:]
+    if seg == "{key}":
+        for k, v in (value if isinstance(value, dict) else {}).items():
+            yield from _at(v, rest, k)
+    elif seg == "[{key}]":
+        for item in value if isinstance(value, list) else []:
+            yield from _at(item, rest, item.get("group"))
+    elif isinstance(value, dict) and seg in value:
+        yield from _at(value[seg], rest, key)
+    elif not rest:
+        yield key, None
+
+
 def flatten_summary(s: dict) -> dict:
-    """The summary metrics a sweep table carries, one column each."""
-    q = s["queues"]
-    row = {
-        "protocol": s["protocol"],
-        "hosts": s["hosts"],
-        "goodput_gbps": s["goodput_gbps"],
-        "goodput_normalized": s["goodput_normalized"],
-        "goodput_per_host_gbps": s["goodput_per_host_gbps"],
-        "offered_load_gbps": s["offered_load_gbps"],
-        "offered_window_gbps": s["offered_window_gbps"],
-        "flows_started": s["flows"]["started"],
-        "flows_finished": s["flows"]["finished"],
-        "slowdown_median": s["slowdown"]["median"],
-        "slowdown_p99": s["slowdown"]["p99"],
-        "slowdown_mean": s["slowdown"]["mean"],
-        # Counted flows the slowdown figures leave out (they had not finished): survivorship bias.
-        "slowdown_unfinished": s["slowdown"].get("unfinished", 0),
-        "max_switch_bytes": q["max_switch_bytes"],
-        "mean_switch_bytes_max": q["mean_switch_bytes_max"],
-        "switch_bytes_at_end": q["switch_bytes_at_end"],
-        "drops": q["drops"],
-        "ecn_marks": q["ecn_marks"],
-        "trims": q["trims"],
-        "bdp_bytes": s["bdp_bytes"],
-        "window_ps": s["window_ps"],
-        "events": s["events"],
-        "wall_time_s": s["wall_time_s"],
-        # CPU seconds of the event loop: unlike wall time, not inflated by other work on the machine
-        # (runs stored before the field existed have None).
-        "cpu_time_s": s.get("cpu_time_s"),
-    }
-    for tier, v in q["max_switch_bytes_by_tier"].items():
-        row[f"max_switch_bytes_{tier}"] = v
-    for tier, v in q["mean_switch_bytes_by_tier"].items():
-        row[f"mean_switch_bytes_{tier}"] = v
-    for g in s["slowdown_by_size"]:
-        row[f"slowdown_{g['group']}_median"] = g["median"]
-        row[f"slowdown_{g['group']}_p99"] = g["p99"]
-        row[f"slowdown_{g['group']}_unfinished"] = g.get("unfinished", 0)
-        row[f"size_group_{g['group']}"] = g["label"]
+    """The summary metrics a sweep table carries, one column each (`summary_columns`): rates,
+    slowdowns by size group, queues per tier and the first transport's counters over the
+    measurement window (`transport_timeouts`, `transport_retransmissions`, ...)."""
+    row = {}
+    for path, column in summary_columns():
+        for key, v in _at(s, path.replace("[{key}]", ".[{key}]").split(".")):
+            row[column if key is None else column.replace("{key}", str(key))] = v
     return row
 
 

@@ -3,6 +3,8 @@
 //! memory (VmHWM) is that scenario's alone.
 //!
 //!   cargo run --release -p dcnsim-core --bin dcnsim-bench -- bench/*.toml
+//!
+//! A spec may name a setup (`setup = "ndp-paper"`): the core expands it as it reads the spec.
 
 use dcnsim_core::api::{run, RunOptions};
 

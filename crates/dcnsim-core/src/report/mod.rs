@@ -9,6 +9,7 @@ pub mod ideal_paths;
 pub mod link_usage;
 pub mod output;
 pub mod queues;
+pub mod schema;
 pub mod summary;
 pub mod trace;
 

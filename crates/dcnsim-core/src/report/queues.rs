@@ -2,10 +2,11 @@
 //! `queues` object (maxima, means over the measurement window, every drop, mark, trim, bounce).
 
 use super::link_usage;
+use super::schema::summary_part;
 use crate::net::port::PortRole;
 use crate::record::table::{Column, Table};
 use crate::scenario::run::Simulation;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 /// One row per port: identity, rate, occupancy over the window, counters, utilisation.
 pub fn port_table(sim: &Simulation) -> Table {
@@ -72,13 +73,34 @@ pub fn switch_queues(sim: &Simulation) -> SwitchQueues {
     SwitchQueues { table, max_bytes, mean_bytes, drops, marks }
 }
 
-/// The summary's `queues` object. Every drop counts: switch ports and host NICs (a NIC drops
-/// when its sender outruns it); losses on lossy links are counted apart from drops.
-pub fn queues_summary(sim: &Simulation, sw: &SwitchQueues) -> Value {
+summary_part! {
+    /// Queue occupancy, drops and marks over the measurement window. Every drop counts: switch
+    /// ports and host NICs (a NIC drops when its sender outruns it); losses on lossy links are
+    /// counted apart from drops.
+    pub struct Queues {
+        max_switch_bytes: u64 => ("max_switch_bytes", "bytes", "the largest occupancy of a switch (its ports summed)"),
+        max_switch_bytes_by_tier: Map<String, Value> => ("max_switch_bytes_{key}", "bytes", "max_switch_bytes per switch tier"),
+        mean_switch_bytes_max: f64 => ("mean_switch_bytes_max", "bytes", "the largest time-averaged occupancy of a switch"),
+        mean_switch_bytes_by_tier: Map<String, Value> => ("mean_switch_bytes_{key}", "bytes", "mean_switch_bytes_max per switch tier"),
+        switch_bytes_at_end: u64 => ("switch_bytes_at_end", "bytes", "bytes queued in switches when the run ended"),
+        max_switch_port_bytes: u64 => ("", "bytes", "the largest occupancy of a switch port"),
+        max_nic_bytes: u64 => ("", "bytes", "the largest occupancy of a host NIC"),
+        drops: u64 => ("drops", "packets", "packets dropped by a queue (switch ports and host NICs)"),
+        switch_drops: u64 => ("", "packets", "drops at switch ports"),
+        nic_drops: u64 => ("", "packets", "drops at host NICs"),
+        losses: u64 => ("", "packets", "packets lost on lossy links (not dropped by a queue)"),
+        ecn_marks: u64 => ("ecn_marks", "packets", "packets marked with ECN at switch ports"),
+        trims: u64 => ("trims", "packets", "packets trimmed to their header"),
+        bounces: u64 => ("", "packets", "packets bounced back to their sender"),
+    }
+}
+
+/// The summary's `queues` part.
+pub fn queues_summary(sim: &Simulation, sw: &SwitchQueues) -> Queues {
     let net = &sim.net;
     let ps = &net.ports;
-    let mut tiers = serde_json::Map::new();
-    let mut tier_means = serde_json::Map::new();
+    let mut tiers = Map::new();
+    let mut tier_means = Map::new();
     for (s, t) in net.tiers.iter().enumerate() {
         let e = tiers.entry(t.name()).or_insert(json!(0u64));
         *e = json!(e.as_u64().unwrap().max(sw.max_bytes[s]));
@@ -90,21 +112,20 @@ pub fn queues_summary(sim: &Simulation, sw: &SwitchQueues) -> Value {
     let switch_port_max = ps.iter().filter(|p| !is_nic(p.role)).map(|p| p.occupancy.max_bytes).max().unwrap_or(0);
     let switch_drops: u64 = sw.drops.iter().sum();
     let nic_drops: u64 = ps.iter().filter(|p| is_nic(p.role)).map(|p| p.counters.drops).sum();
-    json!({
-        "max_switch_bytes": sw.max_bytes.iter().copied().max().unwrap_or(0),
-        "max_switch_bytes_by_tier": tiers,
-        "mean_switch_bytes_max": super::output::num(sw.mean_bytes.iter().copied().fold(0.0, f64::max)),
-        "mean_switch_bytes_by_tier": tier_means,
-        "switch_bytes_at_end": net.switch_bytes.iter().sum::<u64>(),
-        "max_switch_port_bytes": switch_port_max,
-        "max_nic_bytes": nic_max,
-        "drops": switch_drops + nic_drops,
-        "switch_drops": switch_drops,
-        "nic_drops": nic_drops,
-        // Lost on lossy links (every port, host NICs included), not dropped by a queue.
-        "losses": ps.iter().map(|p| p.counters.losses).sum::<u64>(),
-        "ecn_marks": sw.marks.iter().sum::<u64>(),
-        "trims": ps.iter().map(|p| p.counters.trims).sum::<u64>(),
-        "bounces": ps.iter().map(|p| p.counters.bounces).sum::<u64>(),
-    })
+    Queues {
+        max_switch_bytes: sw.max_bytes.iter().copied().max().unwrap_or(0),
+        max_switch_bytes_by_tier: tiers,
+        mean_switch_bytes_max: sw.mean_bytes.iter().copied().fold(0.0, f64::max),
+        mean_switch_bytes_by_tier: tier_means,
+        switch_bytes_at_end: net.switch_bytes.iter().sum::<u64>(),
+        max_switch_port_bytes: switch_port_max,
+        max_nic_bytes: nic_max,
+        drops: switch_drops + nic_drops,
+        switch_drops,
+        nic_drops,
+        losses: ps.iter().map(|p| p.counters.losses).sum::<u64>(),
+        ecn_marks: sw.marks.iter().sum::<u64>(),
+        trims: ps.iter().map(|p| p.counters.trims).sum::<u64>(),
+        bounces: ps.iter().map(|p| p.counters.bounces).sum::<u64>(),
+    }
 }

@@ -4,6 +4,7 @@ pub mod errors;
 pub mod options;
 pub mod run;
 pub mod setup_clock;
+pub mod setups;
 pub mod spec;
 
 pub use crate::spec_reader::{ParamDoc, SpecError};
@@ -22,6 +23,8 @@ pub struct Description {
     pub topologies: Vec<(String, String)>,
     pub workloads: Vec<(String, String)>,
     pub cdfs: Vec<String>,
+    /// The named setups (`setup = NAME`), each with the tables it gives.
+    pub setups: &'static [setups::Setup],
 }
 
 fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -44,5 +47,6 @@ pub fn describe() -> Description {
         topologies: pairs(crate::topology::KINDS),
         workloads: pairs(crate::workload::spec::KINDS),
         cdfs: crate::workload::spec::shipped_cdf_names().into_iter().map(String::from).collect(),
+        setups: setups::setups(),
     }
 }

@@ -417,6 +417,7 @@ fn check_needs(table: &str, needs: &Needs, queues: &QueueConfigs, topology: &Top
 
 /// Reads and validates a spec; returns it with the resolved form (every default filled in).
 pub fn read_spec(spec: &serde_json::Value) -> Result<(RunSpec, serde_json::Value), RunError> {
+    let spec = super::setups::expand(spec)?;
     let Some(map) = spec.as_object() else {
         return Err(RunError::Spec(crate::spec_reader::SpecError {
             field: "(root)".into(),
