@@ -94,9 +94,6 @@ fn read_transports(top: &mut Section, base: &SpecEnv) -> SpecResult<Vec<Transpor
         t.finish()?;
     }
     top.ensure(transports.len() <= MAX_TRANSPORTS, "transports", format!("at most {} setups", MAX_TRANSPORTS - 1))?;
-    if base.rcp {
-        crate::net::pipeline::rcp::check_alone(top, transports.iter().map(|t| t.config.name()))?;
-    }
     Ok(transports)
 }
 
@@ -215,6 +212,8 @@ impl RunSpec {
 
         let base = switch.spec_env(load_balancing, framing, &queues);
         let transports = read_transports(top, &base)?;
+        let protocols: Vec<_> = transports.iter().map(|t| (t.config.name(), t.config.needs())).collect();
+        switch.stages.check_protocols(top, &protocols)?;
 
         let workload = WorkloadSpec::read(top)?;
         let component_transport = component_transports(&workload, &transports)?;

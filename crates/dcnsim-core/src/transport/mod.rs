@@ -84,12 +84,8 @@ pub struct SpecEnv<'a> {
     pub load_balancing: LoadBalancing,
     pub framing: Framing,
     pub queues: &'a QueueConfigs,
-    /// Switches stamp INT records into data packets (`[switch] int`).
-    pub int: bool,
-    /// Switches run RCP's rate computation (`[switch] rcp`).
-    pub rcp: bool,
-    /// Switches have HULL phantom queues (`[switch] phantom_queue`).
-    pub phantom: bool,
+    /// The registered switch stages that are on (`net::pipeline::stages`; `stages.has::<S>()`).
+    pub stages: crate::net::pipeline::stages::StageSet,
     /// Switches send PB-FS CC-postcards (`[switch] postcards`).
     pub postcards: bool,
     /// Switches run PFC on at least one class (`[switch] pfc`): a lossless fabric.

@@ -33,6 +33,8 @@ pub mod rcp;
 pub mod scheduler;
 pub mod setup;
 pub mod shared_buffer;
+pub mod stage;
+pub mod stages;
 pub mod switch_spec;
 pub mod trim;
 
