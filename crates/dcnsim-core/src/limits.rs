@@ -6,8 +6,8 @@
 //! bound one protocol's behaviour, not the simulator's arithmetic or memory.
 
 use crate::engine::events::Event;
-use crate::engine::time::{Rate, Time, US};
 use crate::net::packet::{FlowId, HostId, Packet, PacketId};
+use crate::time::{Rate, Time, US};
 
 // ---- Run size: memory and index widths ----
 

@@ -60,8 +60,8 @@ fn bad_closed_loops_name_the_field() {
             "duration_us = 10.0\n[topology]\nkind = \"single_switch\"\nhosts = 4\nhost_rate_gbps = 10.0\nhost_delay_us = 1.0\n\
              [transport]\nprotocol = \"dctcp\"\n[[workload]]\nkind = \"closed_loop\"\nreceiver = 0\nsize_bytes = 10\n{line}\n"
         );
-        let err = match dcnsim_core::scenario::run(&spec(&text), &Default::default()) {
-            Err(dcnsim_core::scenario::RunError::Spec(e)) => e,
+        let err = match dcnsim_core::api::run(&spec(&text), &Default::default()) {
+            Err(dcnsim_core::api::RunError::Spec(e)) => e,
             other => panic!("{line}: expected a spec error, got {:?}", other.map(|_| ())),
         };
         assert_eq!(err.field, field, "{line}: {err}");

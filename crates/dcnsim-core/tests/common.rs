@@ -2,8 +2,8 @@
 //! invariants every run must satisfy.
 #![allow(dead_code)]
 
-use dcnsim_core::metrics::table::{Column, Table};
-use dcnsim_core::scenario::{run, RunOptions, RunOutput};
+use dcnsim_core::api::{run, RunOptions, RunOutput};
+use dcnsim_core::record::table::{Column, Table};
 use std::path::PathBuf;
 
 pub fn spec(toml_text: &str) -> serde_json::Value {
@@ -189,7 +189,7 @@ pub fn send(net: &mut Network, ev: &mut EventQueue, mut p: Packet) {
 pub fn spec_error_mismatches(
     cases: impl IntoIterator<Item = (String, serde_json::Value, String, String)>,
 ) -> Vec<String> {
-    use dcnsim_core::scenario::{run, RunError, RunOptions};
+    use dcnsim_core::api::{run, RunError, RunOptions};
     let mut failures = Vec::new();
     for (what, spec, field, fragment) in cases {
         match run(&spec, &RunOptions::default()) {

@@ -16,8 +16,8 @@
 //! suite prints every exemption and fails if an exempt case passes.
 mod common;
 use common::*;
+use dcnsim_core::api::{read_spec, RunOptions, RunOutput, Simulation};
 use dcnsim_core::net::packet::{flags, Packet, PacketKind};
-use dcnsim_core::scenario::{read_spec, RunOptions, RunOutput, Simulation};
 use dcnsim_core::transport::{conformance, protocols, Case, Conformance, LoneFlow};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -38,7 +38,7 @@ const PBFS: &str = "[switch]\npostcards = true\n[transport]\nfast_start = \"pbfs
 
 /// The protocol's declaration, and with PB-FS on if the protocol offers it.
 fn variants(name: &str, c: Conformance) -> Vec<(String, Conformance)> {
-    let d = dcnsim_core::scenario::describe();
+    let d = dcnsim_core::api::describe();
     let pbfs =
         d.params.iter().any(|p| p.scope == Some(name) && p.path == "transport.fast_start" && p.kind.contains("pbfs"));
     let mut v = vec![(name.to_string(), c)];
@@ -146,7 +146,7 @@ fn flow_list(tag: &str, flows: &[(u32, u32, u64, f64)]) -> String {
 
 /// Runs a spec; a spec or run error is a failure, not a panic.
 fn try_run(t: &toml::Table) -> Result<RunOutput, String> {
-    let out = dcnsim_core::scenario::run(&json(t), &RunOptions::default()).map_err(|e| format!("run failed: {e}"))?;
+    let out = dcnsim_core::api::run(&json(t), &RunOptions::default()).map_err(|e| format!("run failed: {e}"))?;
     check_invariants(&out);
     Ok(out)
 }

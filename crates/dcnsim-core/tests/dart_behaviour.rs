@@ -5,8 +5,8 @@
 //! deflection and a one-entry table fills.
 mod common;
 use common::*;
-use dcnsim_core::metrics::table::Column;
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
+use dcnsim_core::record::table::Column;
 
 /// Rack 0's four hosts send long flows to rack 1 over four spines (ECMP piles some on one uplink)
 /// while 8 KB messages go from rack 0 to rack 1 and back, one every 0.25 us.
@@ -75,7 +75,7 @@ fn a_one_entry_table_fills_and_tokens_bound_deflection() {
 
 #[test]
 fn iofd_keys_need_iofd_on() {
-    let Err(err) = dcnsim_core::scenario::run(
+    let Err(err) = dcnsim_core::api::run(
         &spec(
             "seed = 1\nduration_us = 10.0\n[topology]\nkind = \"single_switch\"\nhosts = 2\nhost_rate_gbps = 10.0\n[switch]\n\
              iofd_threshold_bytes = 5000\n[transport]\nprotocol = \"dart\"\n[[workload]]\nkind = \"incast\"\n\
@@ -112,7 +112,7 @@ fn dart_rate_fraction_keys_are_checked_and_old_names_fail() {
 
 #[test]
 fn an_iofd_ceiling_must_lie_above_the_threshold() {
-    let Err(err) = dcnsim_core::scenario::run(
+    let Err(err) = dcnsim_core::api::run(
         &spec(
             "seed = 1\nduration_us = 10.0\n[topology]\nkind = \"single_switch\"\nhosts = 2\nhost_rate_gbps = 10.0\n[switch]\n\
              iofd = true\niofd_ceiling_bytes = 10000\n[transport]\nprotocol = \"dart\"\n[[workload]]\nkind = \"incast\"\n\

@@ -54,7 +54,7 @@ fn bad_dcpim_parameters_name_the_field() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-fn run_flows(tag: &str, flows: &[(u32, u32, u64, f64)]) -> dcnsim_core::scenario::RunOutput {
+fn run_flows(tag: &str, flows: &[(u32, u32, u64, f64)]) -> dcnsim_core::api::RunOutput {
     let f = flow_file(&format!("dcpim-{tag}"), flows);
     run_checked(&spec(&format!("{BASE}[[workload]]\nkind = \"flow_list\"\npath = \"{}\"\n", f.display())))
 }

@@ -7,7 +7,7 @@ use common::*;
 
 const K: u64 = 65;
 
-fn dumbbell(n: u32, protocol: &str, ecn: bool) -> dcnsim_core::scenario::RunOutput {
+fn dumbbell(n: u32, protocol: &str, ecn: bool) -> dcnsim_core::api::RunOutput {
     // n senders on the left, n receivers on the right, staggered starts to break symmetry.
     let flows: Vec<(u32, u32, u64, f64)> = (0..n).map(|i| (i, n + i, 1_000_000_000, 1.0 + 37.0 * i as f64)).collect();
     let f = flow_file(&format!("dumbbell-{n}-{protocol}"), &flows);
@@ -22,7 +22,7 @@ fn dumbbell(n: u32, protocol: &str, ecn: bool) -> dcnsim_core::scenario::RunOutp
 }
 
 /// (mean queue bytes, max queue bytes, utilization) of the bottleneck port.
-fn bottleneck_queue(out: &dcnsim_core::scenario::RunOutput) -> (f64, u64, f64) {
+fn bottleneck_queue(out: &dcnsim_core::api::RunOutput) -> (f64, u64, f64) {
     let i = bottleneck_port(out);
     (f64s(&out.ports, "mean_bytes")[i], u64s(&out.ports, "max_bytes")[i], f64s(&out.ports, "utilization")[i])
 }

@@ -4,7 +4,7 @@
 //! drop nothing. The queuing delay a flow measures is read from the flow-state series.
 mod common;
 use common::*;
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
 
 const SETTLE_US: f64 = 5000.0;
 

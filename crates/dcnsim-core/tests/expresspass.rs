@@ -4,8 +4,8 @@
 //! paths (symmetric ECMP); every flow completes under heavy incast; runs are deterministic.
 mod common;
 use common::*;
+use dcnsim_core::api::{read_spec, RunOptions, Simulation};
 use dcnsim_core::net::packet::{LoadBalancing, Packet, PacketKind};
-use dcnsim_core::scenario::{read_spec, RunOptions, Simulation};
 
 const FAT_TREE: &str = "kind = \"fat_tree\"\nk = 4\nhost_rate_gbps = 10.0\ncore_rate_gbps = 10.0\nhost_delay_us = 1.0\ncore_delay_us = 1.0";
 
@@ -221,7 +221,7 @@ fn bad_keys_name_their_field() {
         ("feedback = \"other\"", "transport.feedback"),
         ("credit_queue_credits = 0", "transport.credit_queue_credits"),
     ] {
-        let e = dcnsim_core::scenario::run(&xpass_spec(topo, wl, 100.0, extra), &RunOptions::default())
+        let e = dcnsim_core::api::run(&xpass_spec(topo, wl, 100.0, extra), &RunOptions::default())
             .err()
             .unwrap_or_else(|| panic!("{extra} was accepted"));
         assert!(e.to_string().contains(&format!("`{field}`")), "{extra}: {e}");
@@ -230,7 +230,7 @@ fn bad_keys_name_their_field() {
         "seed = 1\nduration_us = 100.0\n[topology]\n{topo}\n[routing]\nload_balancing = \"source\"\n\
          [transport]\nprotocol = \"expresspass\"\n{wl}"
     ));
-    let e = dcnsim_core::scenario::run(&source, &RunOptions::default()).err().expect("source routing refused");
+    let e = dcnsim_core::api::run(&source, &RunOptions::default()).err().expect("source routing refused");
     assert!(e.to_string().contains("`transport.protocol`") && e.to_string().contains("source routes"), "{e}");
 }
 

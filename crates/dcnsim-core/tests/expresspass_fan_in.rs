@@ -7,8 +7,8 @@
 //! state trace, on one 10 Gb/s switch (base RTT 10.6 us).
 mod common;
 use common::*;
-use dcnsim_core::metrics::table::{Column, Table};
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
+use dcnsim_core::record::table::{Column, Table};
 
 const WINDOW_US: f64 = 1000.0;
 const SAMPLE_US: f64 = 2.0;

@@ -4,7 +4,7 @@
 //! classes it waits behind the queue that overcommitment builds.
 mod common;
 use common::*;
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
 
 /// Four 2 MB messages from hosts 1-4 to host 0 from t = 0 (all granted at once: overcommitment 7),
 /// and a 3 KB message from host 5 to host 0 at 300 us, while the long ones are in flight.

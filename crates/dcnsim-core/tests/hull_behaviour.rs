@@ -4,7 +4,7 @@
 //! K packets queued at full rate.
 mod common;
 use common::*;
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
 
 /// `n` long flows from the left of a 10 Gb/s dumbbell to the right, staggered starts.
 fn dumbbell(n: u32, transport: &str, switch: &str, queue: &str) -> RunOutput {

@@ -2,7 +2,7 @@
 //! same list from a CSV file, and their errors name the row; a set cancel flag stops a run.
 mod common;
 use common::{flow_file, spec, spec_error_mismatches};
-use dcnsim_core::scenario::{run, RunError, RunOptions};
+use dcnsim_core::api::{run, RunError, RunOptions};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -84,7 +84,7 @@ fn a_summary_only_run_has_the_same_summary_and_no_flow_table() {
     let full = run(&s, &RunOptions::default()).unwrap();
     let lean = run(&s, &RunOptions { summary_only: true, ..Default::default() }).unwrap();
     assert_eq!((full.flows.rows(), lean.flows.rows(), lean.flows.columns.len()), (3, 0, 0));
-    let stable = |o: &dcnsim_core::scenario::RunOutput| {
+    let stable = |o: &dcnsim_core::api::RunOutput| {
         let mut v = o.summary.clone();
         for k in ["wall_time_s", "setup_time_s", "events_per_sec", "cpu_time_s", "events_per_cpu_sec"] {
             v.as_object_mut().unwrap().remove(k);

@@ -3,10 +3,10 @@
 //! probabilities are spec errors naming the field.
 mod common;
 use common::*;
+use dcnsim_core::api::read_spec;
 use dcnsim_core::engine::events::EventQueue;
 use dcnsim_core::net::packet::{Packet, PacketKind};
 use dcnsim_core::net::Network;
-use dcnsim_core::scenario::read_spec;
 
 /// Two hosts on one switch; `topology` keys are appended to the `[topology]` table.
 fn two_hosts(seed: u64, topology: &str) -> serde_json::Value {
@@ -107,7 +107,7 @@ fn lossy_runs_report_losses_and_keep_every_packet_accounted() {
 
 #[test]
 fn traced_packets_show_each_loss_where_the_port_counts_it() {
-    use dcnsim_core::metrics::table::Column;
+    use dcnsim_core::record::table::Column;
     let flows: Vec<(u32, u32, u64, f64)> = vec![(1, 0, 200_000, 0.0), (2, 3, 100_000, 0.0)];
     let f = flow_file("link-loss-trace", &flows);
     let out = run_checked(&spec(&format!(

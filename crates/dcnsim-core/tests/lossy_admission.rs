@@ -5,7 +5,7 @@
 //! dropped beyond it; nothing is paused and a drop is no configuration error.
 mod common;
 use common::*;
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
 
 const N: u32 = 8;
 const BUFFER: u64 = 600_000;

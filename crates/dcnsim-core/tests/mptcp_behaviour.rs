@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 
-fn window_gbps(out: &dcnsim_core::scenario::RunOutput) -> Vec<f64> {
+fn window_gbps(out: &dcnsim_core::api::RunOutput) -> Vec<f64> {
     let w = out.summary["window_ps"].as_u64().unwrap() as f64 / 1e12;
     u64s(&out.flows, "window_bytes").iter().map(|&b| b as f64 * 8.0 / w / 1e9).collect()
 }
@@ -13,7 +13,7 @@ fn window_gbps(out: &dcnsim_core::scenario::RunOutput) -> Vec<f64> {
 /// A permutation of long flows on the k = 6 fat tree (54 hosts, 9 paths between pods), 9 KB
 /// packets and 200-packet drop-tail queues (the NDP paper's MPTCP and TCP setting), htsim's TCP
 /// timers (checked every 10 ms by its scanner: a 10 ms RTO floor).
-fn permutation(transport: &str, routing: &str) -> dcnsim_core::scenario::RunOutput {
+fn permutation(transport: &str, routing: &str) -> dcnsim_core::api::RunOutput {
     run_checked(&spec(&format!(
         "seed = 1\nduration_us = 8000.0\n[measure]\nwarmup_us = 2000.0\n[net]\nmtu_bytes = 9000\nheader_bytes = 64\n\
          [topology]\nkind = \"fat_tree\"\nk = 6\nhost_rate_gbps = 10.0\n[queue]\nlimit_packets = 200\n\

@@ -69,7 +69,7 @@ fn dctcp_background_and_ndp_foreground_share_a_trimming_fabric() {
 #[test]
 fn a_component_naming_an_unknown_setup_is_an_error_naming_the_field() {
     let s = spec(&format!("{FABRIC}[transport]\nprotocol = \"dctcp\"\n{}", workload("transport = \"nope\"\n")));
-    let e = dcnsim_core::scenario::read_spec(&s).expect_err("an unknown setup is an error").to_string();
+    let e = dcnsim_core::api::read_spec(&s).expect_err("an unknown setup is an error").to_string();
     assert!(e.contains("workload[1].transport") && e.contains("nope"), "{e}");
 }
 
@@ -79,7 +79,7 @@ fn a_setup_with_a_bad_protocol_names_its_table() {
         "{FABRIC}[transport]\nprotocol = \"dctcp\"\n[transports.x]\nprotocol = \"tcp\"\n{}",
         workload("transport = \"x\"\n")
     ));
-    let e = dcnsim_core::scenario::read_spec(&s).expect_err("an unknown protocol is an error").to_string();
+    let e = dcnsim_core::api::read_spec(&s).expect_err("an unknown protocol is an error").to_string();
     assert!(e.contains("transports.x.protocol"), "{e}");
 }
 
@@ -107,11 +107,11 @@ fn dctcp_and_homa_share_one_bottleneck_queue() {
     assert!(last as f64 >= 0.95 * back_to_back, "the pair beat the shared link: {last} ps vs {back_to_back} ps");
     assert!((last as f64) < 1.3 * back_to_back, "the pair left the shared link idle: {last} ps vs {back_to_back} ps");
     // The DCTCP flow is the one from host 1.
-    let of_dctcp = |out: &dcnsim_core::scenario::RunOutput, col: &str| {
+    let of_dctcp = |out: &dcnsim_core::api::RunOutput, col: &str| {
         let i = u64s(&out.flows, "src").iter().position(|&s| s == 1).unwrap();
         u64s(&out.flows, col)[i]
     };
-    let fct = |out: &dcnsim_core::scenario::RunOutput| of_dctcp(out, "fct_ps");
+    let fct = |out: &dcnsim_core::api::RunOutput| of_dctcp(out, "fct_ps");
     let homa_ideal = (ideals.iter().sum::<u64>() - of_dctcp(&both, "ideal_fct_ps")) as f64;
     assert!(
         fct(&both) as f64 >= fct(&alone) as f64 + 0.8 * homa_ideal,

@@ -27,11 +27,11 @@ fn lone_flow_spec(size: u64, transport_keys: &str) -> serde_json::Value {
     )
 }
 
-fn counter(out: &dcnsim_core::scenario::RunOutput, name: &str) -> u64 {
+fn counter(out: &dcnsim_core::api::RunOutput, name: &str) -> u64 {
     out.summary["transport"][name].as_u64().unwrap()
 }
 
-fn window_gbps(out: &dcnsim_core::scenario::RunOutput) -> Vec<f64> {
+fn window_gbps(out: &dcnsim_core::api::RunOutput) -> Vec<f64> {
     let w = out.summary["window_ps"].as_u64().unwrap() as f64 / 1e12;
     u64s(&out.flows, "window_bytes").iter().map(|&b| b as f64 * 8.0 / w / 1e9).collect()
 }
@@ -125,8 +125,7 @@ fn return_to_sender_keeps_a_large_incast_free_of_timeouts() {
         "without returns the RTO still completes every flow"
     );
     assert!(counter(&off, "timeouts") > 0);
-    let last =
-        |o: &dcnsim_core::scenario::RunOutput| opt_u64s(&o.flows, "end_ps").iter().map(|e| e.unwrap()).max().unwrap();
+    let last = |o: &dcnsim_core::api::RunOutput| opt_u64s(&o.flows, "end_ps").iter().map(|e| e.unwrap()).max().unwrap();
     assert!(last(&out) < last(&off), "returning headers beats waiting for the RTO");
 }
 
@@ -159,7 +158,7 @@ fn without_trimming_phost_loses_permutation_throughput_but_its_tokens_recover_in
     let incast = "[[workload]]\nkind = \"incast\"\nsenders = 32\nsize_bytes = 450000\nat_us = 1.0\nreceiver = 0\n";
     let p = run_checked(&phost_spec(6, incast, 2_000_000.0, 0.0));
     let n = run_checked(&ndp_spec(6, incast, 2_000_000.0, 0.0, ""));
-    let last = |o: &dcnsim_core::scenario::RunOutput| {
+    let last = |o: &dcnsim_core::api::RunOutput| {
         opt_u64s(&o.flows, "fct_ps").iter().map(|f| f.expect("finishes")).max().unwrap()
     };
     assert!(last(&p) < last(&n) * 21 / 20, "pHost {} us vs NDP {} us", last(&p) / 1_000_000, last(&n) / 1_000_000);
@@ -222,7 +221,7 @@ fn pulls_are_paced_at_the_configured_fraction_of_the_line_rate() {
 #[test]
 fn renamed_and_bad_keys_are_refused_naming_the_field() {
     let err = |keys: &str| {
-        let out = dcnsim_core::scenario::run(&lone_flow_spec(1000, keys), &Default::default());
+        let out = dcnsim_core::api::run(&lone_flow_spec(1000, keys), &Default::default());
         out.err().expect("the spec is refused").to_string()
     };
     let e = err("pull_rate = 0.5");
@@ -242,7 +241,7 @@ fn renamed_and_bad_keys_are_refused_naming_the_field() {
 
 #[test]
 fn ndp_and_phost_each_document_their_own_defaults() {
-    let d = dcnsim_core::scenario::describe();
+    let d = dcnsim_core::api::describe();
     let default = |scope: &str, key: &str| {
         let path = format!("transport.{key}");
         let p = d.params.iter().find(|p| p.scope == Some(scope) && p.path == path);

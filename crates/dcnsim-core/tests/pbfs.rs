@@ -7,7 +7,7 @@
 //! their formulas in `net/pipeline/postcard.rs` and `transport/rate/fast_start.rs`.
 mod common;
 use common::*;
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
 
 /// The rate-based CCs PB-FS layers over (each skipped if not registered).
 const CCS: [&str; 4] = ["dcqcn", "timely", "hpcc", "dctcp_rate"];
@@ -211,7 +211,7 @@ fn bad_keys_name_the_field() {
         ),
     ];
     for (extra, field, words) in cases {
-        let err = dcnsim_core::scenario::run(&spec(&format!("{base}{extra}")), &Default::default())
+        let err = dcnsim_core::api::run(&spec(&format!("{base}{extra}")), &Default::default())
             .err()
             .unwrap_or_else(|| panic!("{extra} accepted"))
             .to_string();
@@ -258,7 +258,7 @@ fn window_ccs_with_pbfs_take_postcard_cuts_and_leave_short_flows_alone() {
 /// window protocols, which offer only line_rate and pbfs; both list the PB-FS keys.
 #[test]
 fn describe_lists_the_slow_start_rate_only_where_slow_start_is_a_mode() {
-    let d = dcnsim_core::scenario::describe();
+    let d = dcnsim_core::api::describe();
     let key = |name: &str, path: &str| d.params.iter().find(|p| p.scope == Some(name) && p.path == path).cloned();
     let (mut with, mut without) = (0, 0);
     for (name, _) in dcnsim_core::transport::protocols() {

@@ -7,7 +7,7 @@
 //! pauses, which is what these scenarios need.
 mod common;
 use common::*;
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
 
 fn run_flows(name: &str, topology: &str, switch: &str, flows: &[(u32, u32, u64, f64)]) -> RunOutput {
     let f = flow_file(name, flows);
@@ -179,8 +179,8 @@ fn the_headroom_sized_per_link_holds_a_loaded_fabric_with_mixed_rates() {
 #[test]
 fn a_host_nic_pause_stops_its_switch_port_until_resumed() {
     use dcnsim_core::engine::events::Event;
-    use dcnsim_core::engine::time::{Rate, US};
     use dcnsim_core::net::packet::{Fate, Packet, PacketKind};
+    use dcnsim_core::time::{Rate, US};
 
     let (mut net, mut ev) = lossless_switch(3);
     // Host 0 pauses its switch at once and resumes at 100 us; host 1 sends it 10 packets at 0.
@@ -357,7 +357,7 @@ fn a_pfc_frame_behind_the_packet_on_the_wire_does_not_hide_that_packet_from_link
     // A PAUSE sent while a packet is serializing goes on the link behind it: the frame is then the
     // link's last entry. The utilization accounting must still pro-rate the packet (and not read the
     // frame as a pooled packet: this panicked at the end of a 320-host DCQCN incast run).
-    use dcnsim_core::metrics::link_usage::unsent_after;
+    use dcnsim_core::net::link_usage::unsent_after;
     use dcnsim_core::net::packet::{Packet, PacketKind};
 
     let (mut net, mut ev) = lossless_switch(2);
@@ -374,9 +374,9 @@ fn a_pfc_frame_behind_the_packet_on_the_wire_does_not_hide_that_packet_from_link
 /// `hosts` hosts on one switch at 10 Gb/s and 1 us links, unbounded queues, a 1 MB shared buffer
 /// with PFC on class 0, and an empty event queue: for driving the network by hand.
 fn lossless_switch(hosts: u32) -> (dcnsim_core::net::Network, dcnsim_core::engine::events::EventQueue) {
-    use dcnsim_core::engine::time::{Rate, US};
     use dcnsim_core::net::queue::QueueConfig;
     use dcnsim_core::net::{Network, QueueConfigs, SwitchConfig};
+    use dcnsim_core::time::{Rate, US};
     use dcnsim_core::topology::builders::single_switch;
 
     let g = single_switch(hosts, Rate::from_gbps(10.0), US);

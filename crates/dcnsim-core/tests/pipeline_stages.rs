@@ -5,11 +5,11 @@
 mod common;
 use common::*;
 use dcnsim_core::engine::events::{Event, EventQueue};
-use dcnsim_core::engine::time::{Rate, Time, US};
 use dcnsim_core::net::packet::{flags, Fate, Packet, PacketId, PacketKind};
 use dcnsim_core::net::pipeline::stages::StageConfigs;
 use dcnsim_core::net::queue::{Amount, Ecn, EcnAt, QueueConfig, Scheduling};
 use dcnsim_core::net::{Network, QueueConfigs, SwitchConfig};
+use dcnsim_core::time::{Rate, Time, US};
 use dcnsim_core::topology::builders::{fat_tree, single_switch};
 
 fn network(hosts: u32, switch_q: QueueConfig) -> Network {

@@ -1,10 +1,10 @@
 //! Strict priority: a high-priority packet that arrives behind a backlog of low-priority packets
 //! is sent next, ahead of all of them; within a class, FIFO.
 use dcnsim_core::engine::events::{Event, EventQueue};
-use dcnsim_core::engine::time::Rate;
 use dcnsim_core::net::packet::{Packet, PacketKind};
 use dcnsim_core::net::queue::QueueConfig;
 use dcnsim_core::net::{Network, QueueConfigs};
+use dcnsim_core::time::Rate;
 use dcnsim_core::topology::builders::single_switch;
 
 #[test]

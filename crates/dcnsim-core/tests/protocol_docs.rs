@@ -41,7 +41,7 @@ fn every_protocol_has_a_readme_row_a_page_and_trace_variables() {
 /// and HULL lost the window sender's keys that way, RCP and Dart the rate sender's).
 #[test]
 fn describe_lists_every_key_a_protocol_reads_under_its_name() {
-    let d = dcnsim_core::scenario::describe();
+    let d = dcnsim_core::api::describe();
     let mut hidden = Vec::new();
     for (name, _) in protocols() {
         let keys: Vec<_> = d.params.iter().filter(|p| p.scope == Some(name)).collect();

@@ -248,7 +248,7 @@ fn random_runs_hold_every_invariant() {
         for i in 0..cases {
             let case = format!("random-{protocol}-{seed}-{i}");
             let text = random_spec(&mut rng, protocol, &case);
-            let out = match dcnsim_core::scenario::run(&spec(&text), &Default::default()) {
+            let out = match dcnsim_core::api::run(&spec(&text), &Default::default()) {
                 Ok(out) => out,
                 Err(e) => panic!("{case} failed: {e}\n{text}"),
             };

@@ -7,7 +7,7 @@ use common::*;
 
 /// One long flow saturating host0 -> host1 on a 10G single switch, 9 KB packets, a window that
 /// opens and closes mid-packet, and 10 us samples that cut packets too.
-fn saturated() -> dcnsim_core::scenario::RunOutput {
+fn saturated() -> dcnsim_core::api::RunOutput {
     let f = flow_file("rates-saturated", &[(0, 1, 50_000_000, 0.0)]);
     run_checked(&spec(&format!(
         "seed = 1\nduration_us = 1003.3\nstop_when_done = false\n[measure]\nwarmup_us = 101.7\n[net]\nmtu_bytes = 9000\n\

@@ -5,8 +5,8 @@
 //! (`rate_gbps`, the latest echo).
 mod common;
 use common::*;
-use dcnsim_core::metrics::table::{Column, Table};
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
+use dcnsim_core::record::table::{Column, Table};
 
 const SETTLE_US: f64 = 3000.0;
 /// RCP's d0 on this dumbbell: the base RTT with full packets both ways, 6 x (1.2 + 1) us.

@@ -5,8 +5,8 @@
 //! with IRN recovery as well; bad keys name the field.
 mod common;
 use common::*;
-use dcnsim_core::metrics::table::{Column, Table};
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
+use dcnsim_core::record::table::{Column, Table};
 
 /// The reference's DCQCN/TIMELY marking at 10 Gb/s (Kmin 100 KB, Kmax 400 KB x rate/25G, Pmax 0.2,
 /// at egress dequeue).

@@ -5,8 +5,8 @@
 //! series (`[trace] state_interval_us`).
 mod common;
 use common::*;
-use dcnsim_core::metrics::table::{Column, Table};
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
+use dcnsim_core::record::table::{Column, Table};
 
 /// The reference's DCQCN marking at 100 Gb/s (Kmin 400 KB, Kmax 1600 KB, Pmax 0.2, at dequeue).
 const RED_100G: &str =

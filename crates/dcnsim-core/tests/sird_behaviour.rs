@@ -6,7 +6,7 @@
 //! from the authors' simulator (issue 18), each against its alternative.
 mod common;
 use common::*;
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
 
 /// The paper's fabric (Table 2, section 5.1), two racks: 100 Gb/s hosts, 400 Gb/s core, 1.25 us
 /// host links, 0.5 us core links; BDP = host rate x base RTT = 91,410 B.

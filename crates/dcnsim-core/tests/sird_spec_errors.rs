@@ -1,7 +1,7 @@
 //! Bad SIRD parameters give spec errors that name the field; the defaults are documented.
 mod common;
 use common::spec_error_mismatches;
-use dcnsim_core::scenario::{describe, run, RunOptions};
+use dcnsim_core::api::{describe, run, RunOptions};
 
 const BASE: &str = r#"
 seed = 1

@@ -3,7 +3,7 @@
 //! summary's `warnings` naming it. One test per class; docs/spec.md states the rule.
 mod common;
 use common::*;
-use dcnsim_core::scenario::{run, RunOptions, RunOutput};
+use dcnsim_core::api::{run, RunOptions, RunOutput};
 
 /// A small valid DCTCP run that each case edits.
 const BASE: &str = SMALL_DCTCP_SPEC;

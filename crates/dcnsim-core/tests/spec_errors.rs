@@ -2,7 +2,7 @@
 //! error must name and a fragment of its message. Never a panic, never a silent default.
 mod common;
 use common::{spec_error_mismatches, SMALL_DCTCP_SPEC};
-use dcnsim_core::scenario::{run, RunError, RunOptions};
+use dcnsim_core::api::{run, RunError, RunOptions};
 
 /// A small valid DCTCP run that each case edits.
 const BASE: &str = SMALL_DCTCP_SPEC;

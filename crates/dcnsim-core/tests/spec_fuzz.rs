@@ -1,6 +1,6 @@
 //! Randomly mutated specs never panic: every run ends in results or a spec error naming a field.
+use dcnsim_core::api::{run, RunError, RunOptions};
 use dcnsim_core::engine::rng::Rng;
-use dcnsim_core::scenario::{run, RunError, RunOptions};
 use serde_json::{json, Value};
 
 fn bases() -> Vec<Value> {

@@ -8,8 +8,8 @@
 //! registering it; nothing here names a stage or a protocol.
 mod common;
 use common::*;
+use dcnsim_core::api::{read_spec, RunOptions, RunOutput};
 use dcnsim_core::net::pipeline::stages::{stages, StageInfo};
-use dcnsim_core::scenario::{read_spec, RunOptions, RunOutput};
 use dcnsim_core::transport::{conformance, protocols};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -105,7 +105,7 @@ fn fingerprint(out: &RunOutput) -> String {
 /// Runs the cases for one (stage, protocol) pair on one fabric; the failures.
 fn check(stage: &StageInfo, protocol: &str, lossless: bool) -> Vec<String> {
     let spec = json(&stage_spec(stage, protocol, lossless));
-    let run = || dcnsim_core::scenario::run(&spec, &RunOptions::default()).map_err(|e| format!("run failed: {e}"));
+    let run = || dcnsim_core::api::run(&spec, &RunOptions::default()).map_err(|e| format!("run failed: {e}"));
     let (first, second) = match (run(), run()) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return vec![e],

@@ -5,8 +5,8 @@
 //! switch. Delay and target are read from the flow-state series (`delay_us`, `target_delay_us`).
 mod common;
 use common::*;
-use dcnsim_core::metrics::table::{Column, Table};
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
+use dcnsim_core::record::table::{Column, Table};
 
 const SETTLE_US: f64 = 5000.0;
 /// Serialization of a 1500 B packet at 10 Gb/s, us.

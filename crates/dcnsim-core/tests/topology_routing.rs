@@ -2,9 +2,9 @@
 //! ECMP spreading flows evenly over the core.
 mod common;
 use common::*;
-use dcnsim_core::engine::time::Rate;
 use dcnsim_core::net::queue::QueueConfig;
 use dcnsim_core::net::{Network, QueueConfigs};
+use dcnsim_core::time::Rate;
 use dcnsim_core::topology::builders::fat_tree;
 
 fn net(k: u32) -> Network {

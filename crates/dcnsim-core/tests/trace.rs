@@ -4,8 +4,8 @@
 //! checked against the golden specs in golden.rs.)
 mod common;
 use common::*;
-use dcnsim_core::metrics::table::{Column, Table};
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
+use dcnsim_core::record::table::{Column, Table};
 use std::collections::{BTreeMap, HashMap};
 
 fn cats(t: &Table, name: &str) -> Vec<String> {

@@ -3,10 +3,10 @@
 mod common;
 use common::*;
 use dcnsim_core::engine::events::EventQueue;
-use dcnsim_core::engine::time::Rate;
 use dcnsim_core::net::packet::{Packet, PacketKind};
 use dcnsim_core::net::queue::{Amount, QueueConfig, Scheduling, Trim};
 use dcnsim_core::net::{Network, QueueConfigs};
+use dcnsim_core::time::Rate;
 use dcnsim_core::topology::builders::single_switch;
 
 fn ndp_net(hosts: u32, data_packets: u64, header_limit_bytes: u64, bounce: bool, scheduling: Scheduling) -> Network {

@@ -4,7 +4,7 @@
 //! transport counts are the whole run's minus the prefix's; without a warm-up they are the whole run's.
 mod common;
 use common::*;
-use dcnsim_core::scenario::RunOutput;
+use dcnsim_core::api::RunOutput;
 
 fn lossy_run(duration_us: f64, warmup_us: f64) -> RunOutput {
     run_checked(&spec(&format!(

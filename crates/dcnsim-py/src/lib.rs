@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 mod parquet_out;
 
-use dcnsim_core::metrics::table::{Column, Table};
-use dcnsim_core::scenario::{self, RunError, RunOptions};
+use dcnsim_core::api::{self, RunError, RunOptions};
+use dcnsim_core::record::table::{Column, Table};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -163,7 +163,7 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
 /// one table's columns for a DataFrame (see `column`), `write_parquet` writes one straight to a
 /// file. Table names: "flows", "ports", "switches", "timeseries", "trace", "flow_state".
 #[pyclass(frozen)]
-struct RunOutput(scenario::RunOutput);
+struct RunOutput(api::RunOutput);
 
 impl RunOutput {
     fn get(&self, name: &str) -> PyResult<&Table> {
@@ -236,7 +236,7 @@ fn run<'py>(
     let spec = parse(spec_json)?;
     let opts = RunOptions { progress, cancel: cancel.map(|c| c.get().0.clone()), summary_only };
     // The interpreter lock is released: other Python threads keep running during a long simulation.
-    Ok(RunOutput(guarded(py, || scenario::run(&spec, &opts))?))
+    Ok(RunOutput(guarded(py, || api::run(&spec, &opts))?))
 }
 
 /// Validates a spec (JSON text) without running it; returns the resolved spec (every default
@@ -244,7 +244,7 @@ fn run<'py>(
 #[pyfunction]
 fn resolve(py: Python<'_>, spec_json: &str) -> PyResult<String> {
     let spec = parse(spec_json)?;
-    guarded(py, || scenario::read_spec(&spec).map(|(_, resolved)| resolved.to_string()))
+    guarded(py, || api::read_spec(&spec).map(|(_, resolved)| resolved.to_string()))
 }
 
 /// Panics inside the same guard as `run`: lets tests check that a panic in the core surfaces as a
@@ -258,7 +258,7 @@ fn _panic_for_tests(py: Python<'_>, message: &str) -> PyResult<()> {
 /// A parameter's `default` is null when the key is required.
 #[pyfunction]
 fn describe() -> String {
-    let d = scenario::describe();
+    let d = api::describe();
     let pairs = |v: &[(String, String)]| -> serde_json::Value {
         v.iter().map(|(n, s)| serde_json::json!({"name": n, "summary": s})).collect()
     };

@@ -19,7 +19,7 @@ use arrow_array::types::Int32Type;
 use arrow_array::UInt64Array;
 use arrow_array::{Array, ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use dcnsim_core::metrics::table::{Column, OptU64s, Table};
+use dcnsim_core::record::table::{Column, OptU64s, Table};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;

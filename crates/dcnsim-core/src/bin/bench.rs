@@ -4,7 +4,7 @@
 //!
 //!   cargo run --release -p dcnsim-core --bin dcnsim-bench -- bench/*.toml
 
-use dcnsim_core::scenario::{run, RunOptions};
+use dcnsim_core::api::{run, RunOptions};
 use std::process::Command;
 use std::time::Instant;
 

@@ -5,8 +5,8 @@
 
 use super::table::{Column, Table};
 use super::trace::TraceSpec;
-use crate::engine::time::Time;
 use crate::net::packet::FlowId;
+use crate::time::Time;
 use crate::transport::Transport;
 
 pub struct FlowStateSeries {

@@ -6,10 +6,10 @@ use super::ideal::ideal_over;
 use super::ideal_deflected::DeflectedPaths;
 use super::ideal_paths::{Crossing, IdealPaths};
 use super::table::{Column, OptU64s, Table};
-use crate::engine::time::Time;
 use crate::net::packet::LoadBalancing;
-use crate::scenario::output::RunError;
+use crate::report::output::RunError;
 use crate::scenario::run::Simulation;
+use crate::time::Time;
 use crate::transport::Framing;
 
 /// The flow table and what the slowdown statistics need from it.

@@ -7,8 +7,8 @@
 //! time-series bin's edge, counts only its share on each side: no reported receive rate can exceed
 //! the link's.
 
-use crate::engine::time::Time;
 use crate::net::packet::{FlowId, HostId};
+use crate::time::Time;
 
 #[derive(Clone, Debug)]
 pub struct FlowRecord {

@@ -29,8 +29,8 @@
 //! have a wider ideal: `ideal_deflected.rs`.
 
 use super::ideal_paths::Crossing;
-use crate::engine::time::Time;
 pub use crate::net::paths::Hop;
+use crate::time::Time;
 
 /// A flow's packets: `full` of `full_wire` bytes on the wire and, when the size is not a multiple
 /// of the MSS, one short packet of `short_wire` bytes.
@@ -198,7 +198,7 @@ pub fn ideal_over(size: u64, mss: u32, header: u32, c: &Crossing, multipath_lb: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::Rate;
+    use crate::time::Rate;
 
     fn hops(rates: &[f64], delay: Time) -> Vec<Hop> {
         rates.iter().map(|&g| Hop { rate: Rate::from_gbps(g), delay, pace: None }).collect()

@@ -14,10 +14,10 @@
 //! path deflection picks and however it splits a flow, no packet crosses faster, so no flow can
 //! finish sooner. Only flows the transport marks deflectable, in runs with IOFD on, are affected.
 
-use crate::engine::time::Time;
 use crate::net::paths::Hop;
 use crate::net::port::{NodeId, PortRole};
 use crate::net::Network;
+use crate::time::Time;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
@@ -90,10 +90,10 @@ fn fastest_walk(net: &Network, a: NodeId, b: NodeId, wire: u32) -> Vec<Hop> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::Rate;
     use crate::net::pipeline::deflection::{Deflection, DeflectionConfig};
     use crate::net::queue::QueueConfig;
     use crate::net::QueueConfigs;
+    use crate::time::Rate;
     use crate::topology::{builders, Graph};
 
     /// A 3-switch ring, one host a switch (hosts 0-2, ring switches 3-5), 10 Gb/s hosts, 40 Gb/s

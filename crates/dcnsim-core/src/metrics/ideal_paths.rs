@@ -243,9 +243,9 @@ fn exceptional_ports(net: &Network) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::Rate;
     use crate::net::queue::QueueConfig;
     use crate::net::QueueConfigs;
+    use crate::time::Rate;
     use crate::topology::{builders, Graph};
 
     fn network(g: &Graph) -> Network {

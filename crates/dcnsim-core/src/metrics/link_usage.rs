@@ -2,9 +2,9 @@
 //! bytes when it starts serializing it, so a packet on the wire when the window opens or closes is
 //! split: only the share serialized inside the window counts, and utilization can never exceed 1.
 
-use crate::engine::time::Time;
 use crate::net::pipeline::pfc::is_mac_frame;
 use crate::net::Network;
+use crate::time::Time;
 
 /// Per port: bytes of the packet being serialized at `t` that go out after `t` (pro-rated; 0 when
 /// the port is not serializing). The last packet put on a link is the only one that can be. PFC

@@ -3,9 +3,9 @@
 
 use super::flow_table::{flow_table, FlowResults};
 use super::table::{Column, Table};
-use crate::engine::time::Rate;
-use crate::scenario::output::{RunError, RunOutput};
+use crate::report::output::{RunError, RunOutput};
 use crate::scenario::run::Simulation;
+use crate::time::Rate;
 use serde_json::{json, Value};
 
 /// Linear-interpolated quantile of sorted data (numpy's default), NaN when empty.

@@ -8,13 +8,13 @@
 //! kept, and the summary says where the trace was cut.
 
 use super::table::{Column, Table};
-use crate::engine::time::{from_us, Time};
 use crate::net::packet::{FlowId, Packet, PacketKind};
 use crate::net::port::{NodeId, PortId};
-use crate::scenario::output::RunOutput;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::report::output::RunOutput;
 use crate::scenario::run::Simulation;
 use crate::scenario::spec::MAX_DURATION_US;
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 use serde_json::json;
 
 /// Most flows one run may trace: a trace is for looking inside a few flows, not for all of them.

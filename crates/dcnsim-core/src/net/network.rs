@@ -19,8 +19,6 @@
 
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
-use crate::engine::time::{Rate, Time};
-use crate::metrics::trace::{PacketTrace, TraceEvent};
 use crate::net::packet::{Fate, PacketId, PacketKind, PacketPool};
 use crate::net::pipeline::deflection::Deflection;
 use crate::net::pipeline::pfc::{is_mac_frame, Pfc};
@@ -30,6 +28,8 @@ use crate::net::pipeline::stages::{Stages, ANY_ON_ADMIT};
 use crate::net::port::{NodeId, OccupancyStats, Port, PortId, PortRole};
 use crate::net::queue::{EcnAt, QueueConfig, Scheduling};
 use crate::net::routing::Routes;
+use crate::record::trace::{PacketTrace, TraceEvent};
+use crate::time::{Rate, Time};
 use crate::topology::{Graph, Tier};
 
 /// Queue configurations by port role.

@@ -9,8 +9,8 @@
 //! In-band telemetry (INT, for HPCC) does not fit in 64 bytes: the pool keeps it in a side table
 //! indexed like the packets (`net::pipeline::int`), reset when a slot is reused.
 
-use crate::engine::time::Time;
 use crate::net::pipeline::int::{IntHop, IntTable};
+use crate::time::Time;
 
 pub type PacketId = u32;
 pub type HostId = u32;

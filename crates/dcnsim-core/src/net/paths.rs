@@ -2,8 +2,8 @@
 //! there are, and the base round-trip time. Read-only views used by transports (through their
 //! environment) and by metrics; computed on demand, never on the packet path.
 
-use crate::engine::time::{Rate, Time};
 use crate::net::Network;
+use crate::time::{Rate, Time};
 
 /// One hop: the rate and delay (propagation plus switch latency) of the link it crosses.
 #[derive(Clone, Copy, Debug)]

@@ -5,11 +5,11 @@
 //! The pipe is a FIFO of (arrival time, packet); arrivals are in order because serializations on
 //! one link never overlap. One pending `LinkArrival` event per non-empty pipe suffices.
 
-use crate::engine::time::{Rate, Time};
 use crate::net::packet::PacketId;
 use crate::net::pipeline::credit_shaper::CreditShaper;
 use crate::net::pipeline::scheduler::Dequeued;
 use crate::net::queue::MAX_PRIORITIES;
+use crate::time::{Rate, Time};
 use std::collections::VecDeque;
 
 pub type NodeId = u32;

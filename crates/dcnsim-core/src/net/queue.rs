@@ -5,7 +5,7 @@
 //! Occupancy counts the packets waiting in the port's queues, not the one being serialized.
 
 use crate::net::pipeline::{marking, scheduler};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 
 pub use crate::limits::MAX_PRIORITIES;
 pub use crate::net::pipeline::marking::{Ecn, EcnAt};

@@ -463,9 +463,9 @@ impl Tables {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::time::Rate;
     use crate::net::queue::QueueConfig;
     use crate::net::{Network, QueueConfigs};
+    use crate::time::Rate;
     use crate::topology::builders;
 
     /// Every table entry against a plain breadth-first search from each edge switch, on fabrics

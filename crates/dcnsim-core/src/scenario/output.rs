@@ -1,7 +1,7 @@
 //! What a run returns: result tables plus a summary with provenance.
 
-use crate::metrics::table::Table;
-use crate::scenario::reader::SpecError;
+use crate::record::table::Table;
+use crate::spec_reader::SpecError;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -207,7 +207,7 @@ impl<'a> Section<'a> {
     /// represents, a `_us` key a time it can hold (each reader checks its own range besides).
     fn check_unit(&self, key: &str, x: f64) -> SpecResult<()> {
         if key.ends_with("_gbps") {
-            crate::engine::time::check_gbps(x).map_err(|m| self.err(key, m))?;
+            crate::limits::check_gbps(x).map_err(|m| self.err(key, m))?;
         }
         if key.ends_with("_us") && x.abs() > MAX_US {
             return Err(self.err(key, format!("must be at most {MAX_US:e} us in magnitude, got {x}")));

@@ -6,14 +6,14 @@ use super::reader::{resolved_to_json, Resolved, Section};
 use super::setup_clock::SetupClock;
 use super::spec::RunSpec;
 use crate::engine::events::{Event, EventQueue};
-use crate::engine::time::{to_us, Time};
-use crate::metrics::flow_state::FlowStateSeries;
-use crate::metrics::flows::{FlowLog, FlowRecord, RxBins};
-use crate::metrics::link_usage;
-use crate::metrics::trace::PacketTrace;
 use crate::net::packet::{Fate, HostId, Packet, PacketId, PacketKind};
 use crate::net::port::PortId;
 use crate::net::Network;
+use crate::record::flow_state::FlowStateSeries;
+use crate::record::flows::{FlowLog, FlowRecord, RxBins};
+use crate::record::trace::PacketTrace;
+use crate::report::link_usage;
+use crate::time::{to_us, Time};
 use crate::transport::{Ctx, Transport, TransportEnv};
 use crate::workload::{FlowArrival, Workload, WorkloadEnv};
 use std::time::Instant;
@@ -155,7 +155,7 @@ impl Simulation {
             format!("topology: {} hosts, {} switches, {} links", graph.hosts, graph.switches.len(), graph.links.len())
         });
         let mut net = Network::build(&graph, &spec.queues, spec.switch_latency, spec.nic_pacing, spec.seed)
-            .map_err(|m| RunError::Spec(crate::scenario::reader::SpecError { field: "topology".into(), message: m }))?;
+            .map_err(|m| RunError::Spec(crate::spec_reader::SpecError { field: "topology".into(), message: m }))?;
         net.configure_switches(&spec.switch, spec.framing.mtu_bytes.max(spec.framing.control_bytes))?;
         net.configure_postcards(spec.switch.postcards, spec.framing.mtu_bytes, spec.framing.control_bytes)?;
         if let Some(cs) = spec.transports.iter().find_map(|t| t.config.needs().credit_shaping) {
@@ -495,7 +495,7 @@ impl Simulation {
 /// Reads and validates a spec; returns it with the resolved form (every default filled in).
 pub fn read_spec(spec: &serde_json::Value) -> Result<(RunSpec, serde_json::Value), RunError> {
     let Some(map) = spec.as_object() else {
-        return Err(RunError::Spec(crate::scenario::reader::SpecError {
+        return Err(RunError::Spec(crate::spec_reader::SpecError {
             field: "(root)".into(),
             message: "the spec must be a table".into(),
         }));
@@ -514,13 +514,13 @@ pub fn run(spec: &serde_json::Value, opts: &RunOptions) -> Result<RunOutput, Run
     let from_spec = parsed.warnings.len();
     parsed.warnings.iter().for_each(print_warning);
     let mut sim = Simulation::new_with(parsed, opts)?;
-    let (wall, cpu) = (Instant::now(), crate::metrics::cpu_time::thread_cpu_s());
+    let (wall, cpu) = (Instant::now(), crate::record::cpu_time::thread_cpu_s());
     let events = sim.run(opts)?;
     let wall_s = wall.elapsed().as_secs_f64();
-    let cpu_s = cpu.and_then(|c| Some(crate::metrics::cpu_time::thread_cpu_s()? - c));
-    let traces = crate::metrics::trace::TraceOutput::take(&mut sim);
-    let mut out = crate::metrics::summary::collect(&sim, resolved, events, wall_s, !opts.summary_only)?;
-    crate::metrics::summary::add_cpu_time(&mut out.summary, events, cpu_s);
+    let cpu_s = cpu.and_then(|c| Some(crate::record::cpu_time::thread_cpu_s()? - c));
+    let traces = crate::record::trace::TraceOutput::take(&mut sim);
+    let mut out = crate::report::summary::collect(&sim, resolved, events, wall_s, !opts.summary_only)?;
+    crate::report::summary::add_cpu_time(&mut out.summary, events, cpu_s);
     traces.attach(&mut out);
     let warnings = out.summary["warnings"].as_array().map_or(&[][..], |w| w.as_slice());
     warnings.iter().skip(from_spec).filter_map(|w| w.as_str()).for_each(print_warning);

@@ -2,11 +2,11 @@
 //! parameters (`describe`), so the docs cannot drift from what is accepted.
 
 use super::reader::{Section, SpecError, SpecResult};
-use crate::engine::time::{from_us, Rate, Time};
-use crate::metrics::trace::TraceSpec;
 use crate::net::packet::LoadBalancing;
 use crate::net::queue::QueueConfig;
 use crate::net::{QueueConfigs, SwitchConfig};
+use crate::record::trace::TraceSpec;
+use crate::time::{from_us, Rate, Time};
 use crate::topology::Topology;
 use crate::transport::{Framing, Needs, SpecEnv, TransportConfig};
 use crate::workload::spec::RunTiming;

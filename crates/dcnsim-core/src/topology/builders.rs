@@ -1,7 +1,7 @@
 //! The graph builders, one per topology kind.
 
 use super::{Graph, Link, SwitchInfo, Tier};
-use crate::engine::time::{Rate, Time};
+use crate::time::{Rate, Time};
 
 impl Graph {
     fn add_switch(&mut self, name: String, tier: Tier) -> u32 {

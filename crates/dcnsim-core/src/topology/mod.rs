@@ -5,8 +5,8 @@
 pub mod builders;
 pub mod three_tier;
 
-use crate::engine::time::{from_us, Rate, Time};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Rate, Time};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,7 +129,7 @@ impl Topology {
             let one_way =
                 o.bool_or("one_way", false, "[link_overrides] change only the direction from a to b (default: both)")?;
             if !o.is_describe() && rate_gbps.is_none() && loss_probability.is_none() {
-                return Err(crate::scenario::reader::SpecError {
+                return Err(crate::spec_reader::SpecError {
                     field: o.path().to_string(),
                     message: "an override needs rate_gbps, loss_probability or both".into(),
                 });
@@ -161,7 +161,7 @@ impl Topology {
             let ends = node_of.get(&o.a).zip(node_of.get(&o.b));
             let found = ends.and_then(|(&a, &b)| link_of.get(&(a.min(b), a.max(b))).map(|&i| (i, a)));
             let Some((i, a)) = found else {
-                return Err(crate::scenario::reader::SpecError {
+                return Err(crate::spec_reader::SpecError {
                     field: format!("topology.link_overrides[{}]", o.index),
                     message: format!("no link joins {} and {}", o.a, o.b),
                 });

@@ -11,7 +11,7 @@
 //! the cores' names).
 
 use super::{Graph, Link, SwitchInfo, Tier};
-use crate::engine::time::{from_us, Rate, Time};
+use crate::time::{from_us, Rate, Time};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThreeTierSpec {

@@ -29,7 +29,7 @@
 use super::window::cc::dctcp::{DctcpControl, DctcpParams};
 use super::window::cc::WindowSetup;
 use super::window::WindowProtocol;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 
 /// DCTCP as a [`WindowProtocol`]; the registered transport is `WindowTransport<Dctcp>`.
 pub struct Dctcp;

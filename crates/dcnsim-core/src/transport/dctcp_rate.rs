@@ -25,7 +25,7 @@
 use super::rate::cc::dctcp::{DctcpRate as DctcpRateControl, DctcpRateLaw};
 use super::rate::cc::{gbps_to_bps, min_rate};
 use super::rate::{QpSetup, RateProtocol};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 
 /// Rate-based DCTCP as a [`RateProtocol`]; the registered transport is `RateTransport<DctcpRate>`.
 pub struct DctcpRate;

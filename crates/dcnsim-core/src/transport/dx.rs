@@ -21,8 +21,8 @@ use super::window::cc::dx::{DxControl, DxParams};
 use super::window::cc::WindowSetup;
 use super::window::WindowProtocol;
 use super::LoneFlow;
-use crate::engine::time::from_us;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::from_us;
 
 /// DX as a [`WindowProtocol`]; the registered transport is `WindowTransport<Dx>`.
 pub struct Dx;

@@ -3,10 +3,10 @@
 
 use super::Framing;
 use crate::engine::rng::Rng;
-use crate::engine::time::{Rate, Time};
 use crate::net::packet::{HostId, LoadBalancing};
 use crate::net::port::PortRole;
 use crate::net::Network;
+use crate::time::{Rate, Time};
 use crate::workload::cdf::Cdf;
 
 pub struct TransportEnv<'a> {

@@ -32,8 +32,8 @@
 use super::rate::cc::hpcc::{Hpcc as HpccControl, HpccLaw};
 use super::rate::cc::{increment_bps, min_rate, rate_opt};
 use super::rate::{QpSetup, RateProtocol};
-use crate::engine::time::{from_us, Time};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 
 /// HPCC as a [`RateProtocol`]; the registered transport is `RateTransport<Hpcc>`.
 pub struct Hpcc;

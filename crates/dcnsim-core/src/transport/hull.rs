@@ -25,7 +25,7 @@ use super::window::cc::hull::{HullControl, HullParams};
 use super::window::cc::WindowSetup;
 use super::window::WindowProtocol;
 use super::SpecEnv;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 
 /// HULL as a [`WindowProtocol`]; the registered transport is `WindowTransport<Hull>`.
 pub struct Hull;

@@ -44,12 +44,12 @@ pub mod timely;
 pub mod window;
 
 use crate::engine::events::{Event, EventQueue};
-use crate::engine::time::{Rate, Time};
-use crate::metrics::flows::{FlowLog, FlowRecord};
 use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet};
 use crate::net::pipeline::int::IntHop;
 use crate::net::{Network, QueueConfigs};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::record::flows::{FlowLog, FlowRecord};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{Rate, Time};
 
 pub use conformance::{Case, Conformance, LoneFlow};
 pub use env::TransportEnv;

@@ -17,7 +17,7 @@
 use super::window::cc::reno::Reno;
 use super::window::cc::WindowSetup;
 use super::window::WindowProtocol;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 
 /// NewReno as a [`WindowProtocol`]; the registered transport is `WindowTransport<NewReno>`.
 pub struct NewReno;

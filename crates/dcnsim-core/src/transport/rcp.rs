@@ -27,7 +27,7 @@
 use super::rate::cc::rcp::Rcp as RcpControl;
 use super::rate::{QpSetup, RateProtocol};
 use super::LoneFlow;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 
 /// RCP as a [`RateProtocol`]; the registered transport is `RateTransport<Rcp>`.
 pub struct Rcp;

@@ -10,7 +10,7 @@ use super::{
 };
 use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 
 macro_rules! registry {
     ($($variant:ident => $ty:ty),* $(,)?) => {

@@ -30,8 +30,8 @@
 use super::window::cc::swift::{SwiftControl, SwiftParams};
 use super::window::cc::WindowSetup;
 use super::window::WindowProtocol;
-use crate::engine::time::from_us;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::from_us;
 
 /// Swift as a [`WindowProtocol`]; the registered transport is `WindowTransport<Swift>`.
 pub struct Swift;

@@ -7,12 +7,12 @@
 use super::{Ctx, Framing, Protocol, TransportEnv};
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
-use crate::engine::time::Time;
-use crate::metrics::flows::{FlowLog, FlowRecord};
-use crate::metrics::ideal::ideal_fct;
 use crate::net::packet::{flags, Fate, FlowId, HostId, Packet, PacketKind};
 use crate::net::Network;
+use crate::record::flows::{FlowLog, FlowRecord};
+use crate::report::ideal::ideal_fct;
 use crate::scenario::read_spec;
+use crate::time::Time;
 
 /// A flow to start: (src, dst, size in bytes, start time).
 pub type FlowSpec = (HostId, HostId, u64, Time);

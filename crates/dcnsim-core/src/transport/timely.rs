@@ -29,8 +29,8 @@
 use super::rate::cc::timely::{Timely as TimelyControl, TimelyLaw};
 use super::rate::cc::{increment_bps, min_rate, rate_opt};
 use super::rate::{QpSetup, RateProtocol};
-use crate::engine::time::{from_us, Time};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 
 /// TIMELY as a [`RateProtocol`]; the registered transport is `RateTransport<Timely>`.
 pub struct Timely;

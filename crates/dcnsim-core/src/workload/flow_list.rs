@@ -2,7 +2,7 @@
 //! column order, extra columns ignored), or inline rows `[src, dst, size_bytes, start_us]` in the
 //! spec. For reproducing a trace or a hand-built scenario exactly.
 
-use crate::engine::time::{from_us, Time};
+use crate::time::{from_us, Time};
 
 pub use crate::limits::MAX_FLOW_BYTES;
 

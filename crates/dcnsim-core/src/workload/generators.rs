@@ -5,8 +5,8 @@
 use super::spec::{ComponentSpec, IncastMode, Kind, ListedFlow, LoopSizes, WorkloadSpec};
 use super::{FlowArrival, WorkloadEnv};
 use crate::engine::rng::Rng;
-use crate::engine::time::Time;
-use crate::scenario::reader::SpecResult;
+use crate::spec_reader::SpecResult;
+use crate::time::Time;
 use std::collections::VecDeque;
 
 enum Source {

@@ -17,8 +17,8 @@ pub mod spec;
 pub use generators::Workload;
 pub use spec::{ComponentSpec, WorkloadSpec};
 
-use crate::engine::time::{Rate, Time};
 use crate::net::packet::HostId;
+use crate::time::{Rate, Time};
 
 /// One flow (or message) to start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 
 use super::cdf::{self, Cdf, Interpolation};
 pub use super::flow_list::{ListedFlow, MAX_FLOW_BYTES};
-use crate::engine::time::{from_us, Time};
 use crate::limits::{MAX_THINK_US, MAX_WORKLOAD_COMPONENTS};
-use crate::scenario::reader::{Section, SpecError, SpecResult};
+use crate::spec_reader::{Section, SpecError, SpecResult};
+use crate::time::{from_us, Time};
 
 pub const KINDS: &[(&str, &str)] = &[
     ("poisson", "open-loop Poisson arrivals at a load, sizes from a flow-size CDF, uniformly random destinations"),

@@ -1,8 +1,8 @@
 //! End-to-end workload tests: spec text -> `WorkloadSpec` -> `Workload` -> arrivals.
 
 use super::{FlowArrival, Workload, WorkloadEnv, WorkloadSpec};
-use crate::engine::time::{Rate, Time, SEC, US};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{Rate, Time, SEC, US};
 use std::path::PathBuf;
 
 fn env(hosts: u32, gbps: f64, end: Time, seed: u64) -> WorkloadEnv {

@@ -8,13 +8,13 @@
 //! Admitted packets go on to marking on enqueue and their class queue (`Network::admit`).
 
 use crate::engine::events::EventQueue;
-use crate::engine::time::Time;
-use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
 use crate::net::packet::{Fate, PacketId, PacketKind};
 use crate::net::pipeline::marking::mark_on_enqueue;
 use crate::net::port::PortId;
 use crate::net::queue::{Amount, QueueConfig};
+use crate::record::trace::TraceEvent;
+use crate::time::Time;
 
 impl QueueConfig {
     /// Would a packet of `size` bytes overflow the limit, given the occupancy it would join?

@@ -13,12 +13,12 @@
 //! Table 3 reports; packet conservation counts them (`Network::resident_packets`).
 
 use crate::engine::events::{Event, EventQueue};
-use crate::engine::time::Time;
-use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
 use crate::net::packet::{Fate, PacketId};
 use crate::net::pipeline::scheduler::Dequeued;
 use crate::net::port::PortId;
+use crate::record::trace::TraceEvent;
+use crate::time::Time;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 

@@ -12,11 +12,11 @@
 //! run stops and reports a cycle through it.
 
 use crate::engine::events::{Event, EventQueue};
-use crate::engine::time::Time;
 use crate::net::network::Network;
 use crate::net::pipeline::pfc::is_mac_frame;
 use crate::net::port::PortId;
 use crate::net::queue::MAX_PRIORITIES;
+use crate::time::Time;
 use std::collections::{BTreeSet, HashMap};
 
 /// `Event::SwitchTimer` kind of the deadlock check.

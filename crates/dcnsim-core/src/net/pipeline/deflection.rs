@@ -174,7 +174,7 @@ impl Deflection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::Rate;
+    use crate::time::Rate;
 
     /// A switch with ports 0 (to a host), 1, 2, 3 (fabric); port 1 is the normal route.
     fn ports(queued: [u64; 4]) -> Vec<Port> {

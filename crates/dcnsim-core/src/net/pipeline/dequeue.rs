@@ -7,11 +7,11 @@
 //! Ports without any of these skip the stage with one test of `Port::dequeue_stage`.
 
 use crate::engine::events::EventQueue;
-use crate::engine::time::Time;
 use crate::net::network::Network;
 use crate::net::packet::PacketId;
 use crate::net::port::PortId;
 use crate::net::queue::EcnAt;
+use crate::time::Time;
 
 impl Network {
     /// Runs the dequeue stage for a packet of `size` wire bytes taken from `class` of `port`.

@@ -11,12 +11,12 @@
 //! The stage (`[switch] int`) keeps each port's bytes sent and pushes the record at dequeue.
 
 use super::stage::Stage;
-use crate::engine::time::Time;
 use crate::net::network::Network;
 use crate::net::packet::{PacketId, PacketKind};
 use crate::net::port::PortId;
 use crate::net::QueueConfigs;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::Time;
 
 /// HPCC's ns-3 INT header holds five hops.
 pub const INT_MAX_HOPS: usize = 5;

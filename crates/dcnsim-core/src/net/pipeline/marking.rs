@@ -8,13 +8,13 @@
 //! instantaneous queue (no averaging).
 
 use crate::engine::rng::Rng;
-use crate::engine::time::Time;
-use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
 use crate::net::packet::{flags, Packet, PacketId};
 use crate::net::port::{Port, PortId};
 use crate::net::queue::{read_amount, Amount, QueueConfig};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::record::trace::TraceEvent;
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ecn {

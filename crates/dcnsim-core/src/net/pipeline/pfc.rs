@@ -15,12 +15,12 @@
 //! periodic check (`pipeline::deadlock`) runs while any class is paused.
 
 use crate::engine::events::{Event, EventQueue};
-use crate::engine::time::Time;
 use crate::net::network::Network;
 use crate::net::packet::{HostId, PacketId};
 use crate::net::pipeline::deadlock::{Deadlock, DEADLOCK_CHECK};
 use crate::net::port::{Port, PortId};
 use crate::net::queue::MAX_PRIORITIES;
+use crate::time::Time;
 
 /// Wire size of a PFC frame (a minimum Ethernet frame).
 pub const PFC_FRAME_BYTES: u32 = 64;

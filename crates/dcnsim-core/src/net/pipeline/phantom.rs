@@ -15,13 +15,13 @@
 //! implementation details (the NetFPGA counter's update granularity).
 
 use super::stage::Stage;
-use crate::engine::time::Time;
-use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
 use crate::net::packet::{flags, PacketId};
 use crate::net::port::{PortId, PortRole};
 use crate::net::QueueConfigs;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::record::trace::TraceEvent;
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::Time;
 
 /// `[switch]` phantom-queue keys.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -34,12 +34,12 @@
 use std::collections::VecDeque;
 
 use crate::engine::events::EventQueue;
-use crate::engine::time::{from_us, Rate, Time};
 use crate::net::network::Network;
 use crate::net::packet::{LoadBalancing, Packet, PacketId, PacketKind};
 use crate::net::port::{NodeId, PortId};
 use crate::net::QueueConfigs;
-use crate::scenario::reader::{Section, SpecError, SpecResult};
+use crate::spec_reader::{Section, SpecError, SpecResult};
+use crate::time::{from_us, Rate, Time};
 
 /// The most slots a port's history keeps (N).
 pub const MAX_SLOTS: u32 = 64;
@@ -321,9 +321,9 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::from_us;
     use crate::net::queue::QueueConfig;
     use crate::net::QueueConfigs;
+    use crate::time::from_us;
     use crate::topology::builders;
 
     /// Three 10 Gb/s hosts on one switch (node 3); N = 4 slots of 1 us (DC_RTT = 8 us: the port

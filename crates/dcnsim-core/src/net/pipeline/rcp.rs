@@ -39,12 +39,12 @@ use super::stage::Stage;
 use super::stages::Slot;
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
-use crate::engine::time::{from_us, Time};
 use crate::net::network::Network;
 use crate::net::packet::{PacketId, PacketKind};
 use crate::net::port::{PortId, PortRole};
 use crate::net::QueueConfigs;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 use crate::transport::Needs;
 
 /// `Event::SwitchTimer` kind of the RCP rate update.

@@ -12,7 +12,7 @@
 
 use crate::net::port::Port;
 use crate::net::queue::{QueueConfig, MAX_PRIORITIES};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scheduling {

@@ -8,7 +8,7 @@ use super::shared_buffer::{BufferPort, Buffers, SwitchBuffer, ALPHA_ONE};
 use super::switch_spec::SwitchConfig;
 use crate::net::network::Network;
 use crate::net::port::{PortId, PortRole};
-use crate::scenario::reader::SpecError;
+use crate::spec_reader::SpecError;
 
 impl Network {
     /// Sets up what `[switch]` asks for; `max_packet` is the largest wire size (MTU or control).

@@ -32,13 +32,13 @@
 //! unaccounted queue 0.
 
 use crate::engine::events::EventQueue;
-use crate::engine::time::Time;
-use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
 use crate::net::packet::{Fate, PacketId, PacketKind, NO_PORT};
 use crate::net::pipeline::marking::mark_on_enqueue;
 use crate::net::port::PortId;
 use crate::net::queue::MAX_PRIORITIES;
+use crate::record::trace::TraceEvent;
+use crate::time::Time;
 
 const CLASSES: usize = MAX_PRIORITIES as usize;
 

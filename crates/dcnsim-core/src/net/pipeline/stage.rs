@@ -22,12 +22,12 @@
 //! `reset_stats` (the measurement window opens), `counters` (the run's summary, `stages.NAME`).
 
 use crate::engine::events::EventQueue;
-use crate::engine::time::Time;
 use crate::net::network::Network;
 use crate::net::packet::PacketId;
 use crate::net::port::{Port, PortId, PortRole};
 use crate::net::QueueConfigs;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::Time;
 use crate::transport::Needs;
 
 /// A switch pipeline stage. See the module documentation for where each hook runs.

@@ -11,12 +11,12 @@ use super::phantom::Phantoms;
 use super::rcp::Rcp;
 use super::stage::Stage;
 use crate::engine::events::EventQueue;
-use crate::engine::time::Time;
 use crate::net::network::Network;
 use crate::net::packet::PacketId;
 use crate::net::port::{Port, PortId};
 use crate::net::QueueConfigs;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::Time;
 use crate::transport::Needs;
 
 /// `Event::SwitchTimer` kinds below this are the built-in ones (the PFC deadlock check); stage

@@ -4,9 +4,9 @@
 
 use super::deflection::DeflectionConfig;
 use super::stages::StageConfigs;
-use crate::engine::time::{from_us, Time};
 use crate::net::QueueConfigs;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct SwitchConfig {

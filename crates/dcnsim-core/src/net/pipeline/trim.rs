@@ -7,12 +7,12 @@
 //! `Trim::cut_payload` is the naive CP queue of the NDP paper's Fig. 2 instead: one FIFO, no tail trim.
 
 use crate::engine::events::EventQueue;
-use crate::engine::time::Time;
-use crate::metrics::trace::TraceEvent;
 use crate::net::network::Network;
 use crate::net::packet::{flags, Fate, LoadBalancing, PacketId, PacketKind};
 use crate::net::port::PortId;
 use crate::net::queue::{EcnAt, Trim};
+use crate::record::trace::TraceEvent;
+use crate::time::Time;
 
 impl Network {
     /// The trimming discipline (see `queue::Trim`).

@@ -5,7 +5,7 @@
 //! in Non-Receiver Congestion, so DCQCN alone rules there. A flow starts at line rate (f = 1 until its
 //! first ACK), as the paper's.
 
-use crate::engine::time::{Rate, Time};
+use crate::time::{Rate, Time};
 use crate::transport::rate::cc::dcqcn::Dcqcn;
 use crate::transport::rate::{RateAck, RateControl};
 
@@ -100,7 +100,7 @@ impl RateControl for DartControl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::from_us;
+    use crate::time::from_us;
     use crate::transport::rate::cc::dcqcn::DcqcnLaw;
 
     fn control() -> DartControl {

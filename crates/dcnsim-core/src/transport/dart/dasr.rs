@@ -27,10 +27,10 @@
 
 use super::control::SHARE_SCALE;
 use super::DartParams;
-use crate::engine::time::{Rate, Time};
-use crate::metrics::flows::FlowRecord;
 use crate::net::packet::{flags, FlowId, HostId, Packet};
 use crate::net::pipeline::deflection::{DEFLECTABLE, TOKENS};
+use crate::record::flows::FlowRecord;
+use crate::time::{Rate, Time};
 use crate::transport::rate::{AckMarks, FlowMarks, RateExt};
 use crate::transport::TransportEnv;
 use std::collections::{HashMap, VecDeque};

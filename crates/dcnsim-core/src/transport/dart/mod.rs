@@ -60,8 +60,8 @@ pub mod dasr;
 #[cfg(test)]
 mod tests;
 
-use crate::engine::time::{from_us, Time};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 use crate::transport::dcqcn::{Dcqcn, DcqcnParams};
 use crate::transport::rate::{QpSetup, RateProtocol};
 use crate::transport::ClassUse;

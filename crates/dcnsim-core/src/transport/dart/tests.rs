@@ -3,9 +3,9 @@
 //! (DCQCN alone does not); the look-ahead counts an incast group at its first packet; each state
 //! of Figure 5 is entered in a scenario built for it.
 
-use crate::engine::time::{from_us, Time};
 use crate::net::packet::FlowId;
 use crate::scenario::read_spec;
+use crate::time::{from_us, Time};
 use crate::transport::dart::dasr::Dasr;
 use crate::transport::dart::Dart;
 use crate::transport::rate::{RateTransport, RateTransportConfig};

@@ -3,9 +3,9 @@
 //! 1.3 control-packet RTTs (beta), data phase = 1 x the matching phase (alpha), SRPT in the first
 //! round, flows of at most 1 BDP sent unscheduled, a token window of 1 BDP.
 
-use crate::engine::time::{from_us, Time};
 use crate::net::packet::LoadBalancing;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 use crate::transport::parts::keys::check_timeout_us;
 
 /// Most channels per host and rounds per epoch (link timers pack the channel index in 4 bits).

@@ -67,7 +67,7 @@ use super::parts::{MessageLayout, ReceivedSet};
 use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::Rng;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 use state::{Conn, Counters, Derived, Host};
 
 const TIMER_TICK: u8 = 0;

@@ -5,8 +5,8 @@
 //! `token_window_timeout` without a token.
 
 use super::{Dcpim, TIMER_LINK};
-use crate::engine::time::Time;
 use crate::net::packet::{HostId, Packet, PacketKind};
+use crate::time::Time;
 use crate::transport::Ctx;
 
 impl Dcpim {

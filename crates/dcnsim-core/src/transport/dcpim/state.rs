@@ -1,8 +1,8 @@
 //! dcPIM's state as plain data: the timing fixed from the fabric, one flow (both halves), a
 //! matched link, a matching message held for the next step, a token held by a sender, a host.
 
-use crate::engine::time::Time;
 use crate::net::packet::{FlowId, HostId};
+use crate::time::Time;
 use crate::transport::parts::{MessageLayout, ReceivedSet};
 
 /// Times and sizes fixed once the network is known.

@@ -6,8 +6,8 @@
 //! timing derived from the fabric, and flows complete under random loss.
 
 use super::{Dcpim, DcpimConfig};
-use crate::engine::time::{from_us, Time};
 use crate::scenario::read_spec;
+use crate::time::{from_us, Time};
 use crate::transport::registry::TransportConfig;
 use crate::transport::testbed::{FlowSpec, Testbed};
 

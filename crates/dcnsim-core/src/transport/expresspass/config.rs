@@ -1,10 +1,10 @@
 //! ExpressPass's keys: the credit feedback control (alpha, w_init, the variant), credit sizes and
 //! jitter, the switches' credit queues, and the retransmission timeout.
 
-use crate::engine::time::{from_us, Time};
 use crate::net::packet::LoadBalancing;
 use crate::net::pipeline::credit_shaper::CreditShaping;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 use crate::transport::parts::keys::{read_classes, read_timeout_us, refuse_source_routing};
 use crate::transport::SpecEnv;
 

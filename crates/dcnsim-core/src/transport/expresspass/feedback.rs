@@ -3,7 +3,7 @@
 //! or cuts it. Rates are in credit bytes per second.
 
 use super::config::{Feedback, XpassConfig};
-use crate::engine::time::Time;
+use crate::time::Time;
 
 /// One receiver-side flow's controller state.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,8 +5,8 @@ use super::config::XpassConfig;
 use super::feedback::RateControl;
 use super::{Xpass, TIMER_CREDIT, TIMER_REQUEST, TIMER_RX, TIMER_STOP_CHECK};
 use crate::engine::rng::mix64;
-use crate::engine::time::Time;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
+use crate::time::Time;
 use crate::transport::parts::MessageLayout;
 use crate::transport::Ctx;
 

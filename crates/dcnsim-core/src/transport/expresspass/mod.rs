@@ -52,7 +52,7 @@ use super::conns::ConnTable;
 use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::Rng;
 use crate::net::packet::{FlowId, HostId, Packet};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 use flow::Conn;
 
 const TIMER_CREDIT: u8 = 0;

@@ -2,9 +2,9 @@
 //! pacing and the loss-recovery timeout. Defaults are the Homa simulator's (homaTransportConfig.ini)
 //! scaled as the SIRD paper's port runs it: 8 levels, 7 of them scheduled, overcommitment 7.
 
-use crate::engine::time::{from_us, Time};
 use crate::net::packet::LoadBalancing;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 use crate::transport::parts::keys::read_timeout_us;
 
 #[derive(Clone, Debug, PartialEq)]

@@ -63,7 +63,7 @@ use super::parts::{MessageLayout, ReceivedSet};
 use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 use state::{Counters, Host, Msg};
 
 const TIMER_PACER: u8 = 0;

@@ -2,8 +2,8 @@
 //! touched only by its own host), a host (its sendable messages, its inbound messages, its grant
 //! pacer), and the counters.
 
-use crate::engine::time::{Rate, Time};
 use crate::net::packet::{FlowId, HostId};
+use crate::time::{Rate, Time};
 use crate::transport::parts::{MessageLayout, ReceivedSet, ReceiverPacer};
 use std::collections::VecDeque;
 

@@ -2,8 +2,8 @@
 //! receiver's grants, and recovery from random loss (RESEND, BUSY, probes).
 
 use super::{Homa, HomaConfig};
-use crate::engine::time::from_us;
 use crate::scenario::read_spec;
+use crate::time::from_us;
 use crate::transport::registry::TransportConfig;
 use crate::transport::testbed::{FlowSpec, Testbed};
 

@@ -12,7 +12,7 @@
 //! [`CongestionControl`]. Windows are f64 bytes, so the RFC's integer rounding and htsim's random
 //! rounding of fractional increases are not needed.
 
-use crate::engine::time::Time;
+use crate::time::Time;
 use crate::transport::window::cc::reno::RenoWindow;
 use crate::transport::window::cc::{AckInfo, CongestionControl, LossInfo, WindowSetup};
 

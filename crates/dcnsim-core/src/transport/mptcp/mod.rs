@@ -59,7 +59,7 @@ use super::window::sender::{timer_kind, Conn, Counters, SenderConfig, Status, TI
 use super::{ClassUse, Conformance, Ctx, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::{mix64, Rng};
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 use conn::MpConn;
 use lia::Lia;
 use setup::TIMER_SYN_BASE;

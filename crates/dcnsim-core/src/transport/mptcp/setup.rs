@@ -17,8 +17,8 @@
 //! `inflate_window` counts the SYN-ACK as one acknowledged segment, so a subflow starts at IW + 1).
 
 use super::conn::MpConn;
-use crate::engine::time::Time;
 use crate::net::packet::{flags, Packet, PacketKind};
+use crate::time::Time;
 use crate::transport::parts::rtt::MAX_BACKOFF_SHIFT;
 use crate::transport::window::sender::SenderConfig;
 use crate::transport::Ctx;

@@ -1,9 +1,9 @@
 //! NDP's and pHost's keys. One reader serves both names; each documents its own defaults (what
 //! `dcnsim describe` prints under the protocol's scope).
 
-use crate::engine::time::{from_us, Time};
 use crate::net::packet::LoadBalancing;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PullOrder {

@@ -73,7 +73,7 @@ use super::parts::{MessageLayout, RttEstimator};
 use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::Rng;
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 use paths::PathScoreboard;
 use receiver::{Puller, Receiver};
 use sender::Sender;

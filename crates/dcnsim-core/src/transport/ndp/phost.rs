@@ -22,8 +22,8 @@
 //! sender one flow) and the sender-side SRPT choice among tokens of several flows.
 
 use super::{Ndp, TIMER_RTO, TIMER_TOKEN};
-use crate::engine::time::{from_us, Time};
 use crate::net::packet::{LoadBalancing, Packet, PacketKind};
+use crate::time::{from_us, Time};
 use crate::transport::Ctx;
 
 /// The receiver's token state of one flow (pHost only).

@@ -5,8 +5,8 @@
 use super::paths::{Feedback, FeedbackHistory, PathScoreboard};
 use super::{Ndp, TIMER_RTO};
 use crate::engine::prefetch;
-use crate::engine::time::{from_us, Time};
 use crate::net::packet::{flags, Packet, PacketKind};
+use crate::time::{from_us, Time};
 use crate::transport::parts::RttEstimator;
 use crate::transport::Ctx;
 use std::cmp::Reverse;

@@ -3,7 +3,7 @@
 
 use super::{Ndp, NdpConfig};
 use crate::net::packet::{LoadBalancing, Packet, PacketKind};
-use crate::scenario::reader::Section;
+use crate::spec_reader::Section;
 use crate::transport::testbed::{FlowSpec, Testbed};
 use crate::transport::{Protocol, TransportEnv};
 

@@ -4,7 +4,7 @@
 
 use crate::limits::MAX_RTO_US;
 use crate::net::packet::LoadBalancing;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
 use crate::transport::SpecEnv;
 
 /// Reads `data_priority` and `control_priority` (class numbers, 0 = highest; default 0).

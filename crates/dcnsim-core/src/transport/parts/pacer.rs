@@ -8,7 +8,7 @@
 //! slot. When a grant is wanted but not ready, `arm(now)` returns the time for a timer unless
 //! one is already pending; the timer's handler calls `disarm()` before granting again.
 
-use crate::engine::time::{Rate, Time};
+use crate::time::{Rate, Time};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReceiverPacer {

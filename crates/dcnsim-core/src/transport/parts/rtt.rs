@@ -6,7 +6,7 @@
 //! Differences from the RFC, deliberate: the clock granularity term G is zero (the simulator's
 //! clock is exact), and there is no upper bound on the RTO here (callers cap their back-off).
 
-use crate::engine::time::Time;
+use crate::time::Time;
 
 /// Largest back-off shift [`RttEstimator::backed_off_rto_ps`] applies (2^16 x RTO): the limit
 /// `limits.rs` proves a fully backed-off timeout against.
@@ -79,7 +79,7 @@ impl RttEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::US;
+    use crate::time::US;
 
     #[test]
     fn first_sample_sets_srtt_and_half_variance() {

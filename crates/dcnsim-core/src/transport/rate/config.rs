@@ -3,9 +3,9 @@
 
 use super::fast_start::{FastStart, Modes};
 use super::sender::Recovery;
-use crate::engine::time::{from_us, Time};
 use crate::net::packet::LoadBalancing;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 use crate::transport::parts::keys;
 use crate::transport::SpecEnv;
 

@@ -3,9 +3,9 @@
 //! receiver apportioning). `()` adds nothing, and a transport without an extension runs exactly as
 //! before the hooks existed.
 
-use crate::engine::time::Time;
-use crate::metrics::flows::FlowRecord;
 use crate::net::packet::{FlowId, HostId, Packet};
+use crate::record::flows::FlowRecord;
+use crate::time::Time;
 use crate::transport::TransportEnv;
 
 /// Marks on every data packet of one flow.

@@ -29,9 +29,9 @@
 //! the rate sender's base RTT (host 0 to the last host) unless `pbfs_dc_rtt_us`; a postcard whose
 //! recentBytes is 0 counts all of I_p as PB-FS traffic; a retransmission is never marked.
 
-use crate::engine::time::{from_us, Rate, Time};
 use crate::net::pipeline::postcard::Postcard;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Rate, Time};
 use crate::transport::SpecEnv;
 
 /// The start mode and its keys.

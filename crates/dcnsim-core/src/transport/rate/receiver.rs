@@ -14,7 +14,7 @@
 //! a NACK carrying the cumulative ACK and its own PSN (the SACK); duplicates are ACKed.
 
 use super::sender::Recovery;
-use crate::engine::time::Time;
+use crate::time::Time;
 use crate::transport::parts::ReceivedSet;
 
 /// The answer to a data packet.

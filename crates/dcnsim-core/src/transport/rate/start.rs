@@ -6,9 +6,9 @@ use super::cc::QpRate;
 use super::ext::RateExt;
 use super::fast_start::{FastStart, Pbfs, PbfsFlow};
 use super::{Qp, RateControl, RateProtocol, RateTransport};
-use crate::engine::time::{Rate, Time};
 use crate::net::packet::{HostId, Packet};
 use crate::net::pipeline::postcard::Postcard;
+use crate::time::{Rate, Time};
 use crate::transport::Ctx;
 
 /// How far a QP is in its start.

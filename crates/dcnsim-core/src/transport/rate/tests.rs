@@ -2,8 +2,8 @@
 //! at a constant rate: exact ideal FCTs, pacing, round robin, in-flight cap, loss recovery.
 
 use super::*;
-use crate::engine::time::from_us;
 use crate::net::packet::LoadBalancing;
+use crate::time::from_us;
 use crate::transport::testbed::{FlowSpec, Testbed};
 
 /// Constant rate, no window.
@@ -92,7 +92,7 @@ fn pacing_below_line_rate_spaces_packets_by_the_rate() {
     tb = bed(SINGLE, &[(0, 1, size, 0)], config(Recovery::GoBackN), 25);
     tb.run(u64::MAX);
     let fr = tb.framing;
-    let last_alone = crate::metrics::ideal::ideal_fct(300, fr.mss(), fr.header_bytes, &tb.net.path_hops(0, 1));
+    let last_alone = crate::report::ideal::ideal_fct(300, fr.mss(), fr.header_bytes, &tb.net.path_hops(0, 1));
     let gap = Rate::from_gbps(2.5).tx_time(fr.mtu_bytes);
     assert_eq!(tb.fct(0), Some(40 * gap + last_alone));
 }

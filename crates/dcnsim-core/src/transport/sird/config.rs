@@ -1,9 +1,9 @@
 //! SIRD's keys: the buckets and thresholds in BDPs (Table 2), the two AIMD loops of the
 //! per-sender buckets, the policies, priorities, credit pacing and the loss-recovery timeout.
 
-use crate::engine::time::{from_us, Time};
 use crate::net::packet::LoadBalancing;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Time};
 use crate::transport::parts::keys::read_timeout_us;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! SIRD's state as plain data: one message (both halves), an ordered host pair (the sender's
 //! credit from a receiver and the receiver's bucket for that sender), and a host.
 
-use crate::engine::time::{Rate, Time};
 use crate::net::packet::{FlowId, HostId};
+use crate::time::{Rate, Time};
 use crate::transport::parts::{MessageLayout, ReceivedSet, ReceiverPacer};
 use std::collections::VecDeque;
 

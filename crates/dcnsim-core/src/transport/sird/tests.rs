@@ -3,9 +3,9 @@
 //! checked after each handler as well, in these debug-assertion builds).
 
 use super::{Sird, SirdConfig, CSN, PROBE};
-use crate::engine::time::from_us;
 use crate::net::packet::{flags, Packet, PacketKind};
 use crate::scenario::read_spec;
+use crate::time::from_us;
 use crate::transport::registry::TransportConfig;
 use crate::transport::testbed::{FlowSpec, Testbed};
 

@@ -14,7 +14,7 @@ pub mod hull;
 pub mod reno;
 pub mod swift;
 
-use crate::engine::time::{Rate, Time};
+use crate::time::{Rate, Time};
 
 /// Where an ACK of new data falls relative to loss recovery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -22,9 +22,9 @@
 //! cookies, refused connections, and connection tear-down (FIN), which costs no completion time.
 
 use super::{WindowProtocol, WindowTransport};
-use crate::engine::time::Time;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::Time;
 use crate::transport::parts::rtt::MAX_BACKOFF_SHIFT;
 use crate::transport::Ctx;
 use std::collections::HashMap;

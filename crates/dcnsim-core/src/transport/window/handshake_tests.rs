@@ -3,7 +3,7 @@
 
 use super::handshake::ConnectionSetup;
 use super::tests::{dctcp_setup, NET};
-use crate::engine::time::{from_us, Time};
+use crate::time::{from_us, Time};
 use crate::transport::dctcp::Dctcp;
 use crate::transport::testbed::Testbed;
 use crate::transport::Protocol;

@@ -19,10 +19,10 @@
 //! Not modelled: `slow_start` as a start mode (window protocols have their own `slow_start` key).
 
 use super::{WindowProtocol, WindowTransport};
-use crate::engine::time::{Rate, Time};
 use crate::net::packet::{HostId, Packet};
 use crate::net::pipeline::postcard::Postcard;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{Rate, Time};
 use crate::transport::rate::fast_start::{FastStart, Modes, Pbfs, PbfsFlow};
 use crate::transport::rate::start::StartCounters;
 use crate::transport::window::cc::CongestionControl;

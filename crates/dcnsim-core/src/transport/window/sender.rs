@@ -25,8 +25,8 @@
 use super::cc::{AckInfo, AckPhase, CongestionControl, LossInfo};
 use super::pool::Warm;
 use crate::engine::rng::{mix64, Rng};
-use crate::engine::time::Time;
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
+use crate::time::Time;
 use crate::transport::parts::{ReceivedBytes, RttEstimator};
 use crate::transport::rate::fast_start::PbfsFlow;
 use crate::transport::{Ctx, Framing};

@@ -5,9 +5,9 @@ use super::cc::{AckInfo, CongestionControl, LossInfo, WindowSetup};
 use super::handshake::ConnectionSetup;
 use super::sender::SenderConfig;
 use super::{WindowConfig, WindowProtocol, WindowTransport};
-use crate::engine::time::{from_us, Rate, Time};
 use crate::net::packet::{LoadBalancing, Packet, PacketKind};
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::{from_us, Rate, Time};
 use crate::transport::rate::fast_start::FastStart;
 use crate::transport::testbed::Testbed;
 use crate::transport::{Protocol, TransportEnv};
@@ -77,7 +77,7 @@ fn paced(bps: u64, size: u64) -> (u64, u64, u64) {
     let fr = tb.framing;
     let last = size - (size.div_ceil(fr.mss() as u64) - 1) * fr.mss() as u64;
     let hops = tb.net.path_hops(0, 1);
-    let last_alone = crate::metrics::ideal::ideal_fct(last, fr.mss(), fr.header_bytes, &hops);
+    let last_alone = crate::report::ideal::ideal_fct(last, fr.mss(), fr.header_bytes, &hops);
     (tb.fct(0).unwrap(), tb.ideal_fct(0), last_alone)
 }
 

@@ -27,7 +27,7 @@
 //! the rate can change (a pending cut, an increase).
 
 use super::{scaled, QpRate};
-use crate::engine::time::Time;
+use crate::time::Time;
 use crate::transport::rate::{RateAck, RateControl};
 
 /// The reference's offset of the first rate-decrease check (1 ns).
@@ -216,7 +216,7 @@ impl RateControl for Dcqcn {
         }
     }
 
-    fn rate(&self) -> crate::engine::time::Rate {
+    fn rate(&self) -> crate::time::Rate {
         self.rate.rate()
     }
 
@@ -274,7 +274,7 @@ impl RateControl for Dcqcn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::from_us;
+    use crate::time::from_us;
 
     const G: f64 = 1.0 / 256.0;
     const LINE: u64 = 100_000_000_000;

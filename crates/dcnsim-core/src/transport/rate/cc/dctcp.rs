@@ -15,7 +15,7 @@
 //! Window (the reference's VAR_WIN): W = BDP x rate / line rate (at least 1 byte).
 
 use super::{scaled, QpRate};
-use crate::engine::time::Rate;
+use crate::time::Rate;
 use crate::transport::rate::{RateAck, RateControl};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -110,7 +110,7 @@ impl RateControl for DctcpRate {
         self.rate.rate()
     }
 
-    fn set_rate(&mut self, _now: crate::engine::time::Time, bps: u64) {
+    fn set_rate(&mut self, _now: crate::time::Time, bps: u64) {
         self.rate.set(bps.clamp(self.law.min_bps, self.law.line_bps));
     }
 

@@ -22,8 +22,8 @@
 //! wrap-around arithmetic would read it as a huge interval.
 
 use super::{divided, QpRate};
-use crate::engine::time::{Rate, Time};
 use crate::net::pipeline::int::IntHop;
+use crate::time::{Rate, Time};
 use crate::transport::rate::{RateAck, RateControl};
 
 /// The reference's INT header holds five hops.
@@ -199,7 +199,7 @@ impl RateControl for Hpcc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::from_us;
+    use crate::time::from_us;
 
     const LINE: u64 = 100_000_000_000;
     const AI: u64 = 40_000_000;

@@ -14,8 +14,8 @@ pub mod hpcc;
 pub mod rcp;
 pub mod timely;
 
-use crate::engine::time::Rate;
-use crate::scenario::reader::{Section, SpecResult};
+use crate::spec_reader::{Section, SpecResult};
+use crate::time::Rate;
 
 /// `bps x c`, truncated (ns-3 `DataRate * double`).
 #[inline]

@@ -5,7 +5,7 @@
 //! keys are in `transport/rcp.rs`.
 
 use super::QpRate;
-use crate::engine::time::{Rate, Time};
+use crate::time::{Rate, Time};
 use crate::transport::rate::{RateAck, RateControl};
 
 #[derive(Clone, Debug)]

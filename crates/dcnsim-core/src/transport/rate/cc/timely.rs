@@ -16,7 +16,7 @@
 //! nothing.
 
 use super::{scaled, QpRate};
-use crate::engine::time::{Rate, Time};
+use crate::time::{Rate, Time};
 use crate::transport::rate::{RateAck, RateControl};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -160,7 +160,7 @@ impl RateControl for Timely {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::time::from_us;
+    use crate::time::from_us;
 
     const LINE: u64 = 100_000_000_000;
     const AI: u64 = 100_000_000;

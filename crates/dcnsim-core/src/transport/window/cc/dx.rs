@@ -24,7 +24,7 @@
 
 use super::reno::RenoWindow;
 use super::{AckInfo, CongestionControl, LossInfo, WindowSetup};
-use crate::engine::time::Time;
+use crate::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DxParams {

@@ -7,7 +7,7 @@
 
 use super::dctcp::{DctcpControl, DctcpParams};
 use super::{AckInfo, CongestionControl, LossInfo, WindowSetup};
-use crate::engine::time::{Rate, Time};
+use crate::time::{Rate, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HullParams {

@@ -13,7 +13,7 @@
 //! arithmetic keeps their results bit for bit.
 
 use super::{AckInfo, AckPhase, CongestionControl, LossInfo, WindowSetup};
-use crate::engine::time::Time;
+use crate::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RenoWindow {

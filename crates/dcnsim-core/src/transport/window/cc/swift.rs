@@ -9,7 +9,7 @@
 //! fs_range at fs_min_cwnd and 0 at fs_max_cwnd.
 
 use super::{AckInfo, CongestionControl, LossInfo, WindowSetup};
-use crate::engine::time::{Rate, Time};
+use crate::time::{Rate, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SwiftParams {
