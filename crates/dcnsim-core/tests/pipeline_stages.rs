@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use dcnsim_core::engine::events::{Event, EventQueue};
 use dcnsim_core::net::packet::{flags, Fate, Packet, PacketId, PacketKind};
+use dcnsim_core::net::pipeline::stages::StageConfigs;
 use dcnsim_core::net::queue::{Amount, Ecn, EcnAt, QueueConfig, Scheduling};
 use dcnsim_core::net::{Network, QueueConfigs, SwitchConfig};
 use dcnsim_core::time::{Rate, Time, US};
@@ -198,7 +199,11 @@ fn int_records_one_hop_per_switch_with_monotone_times() {
     let q = QueueConfig::infinite();
     let mut net =
         Network::build(&g, &QueueConfigs { nic: q.clone(), to_host: q.clone(), fabric: q }, 0, None, 1).unwrap();
-    net.configure_switches(&SwitchConfig { int: true, ..SwitchConfig::default() }, 1500).unwrap();
+    net.configure_switches(
+        &SwitchConfig { stages: StageConfigs { int: Some(()), ..Default::default() }, ..SwitchConfig::default() },
+        1500,
+    )
+    .unwrap();
     let mut ev = EventQueue::new();
     // Host 0 to host 15 (another pod: 5 switches) and to host 1 (same ToR: 1 switch); an ACK too.
     for i in 0..4 {

@@ -24,6 +24,7 @@ use crate::net::pipeline::deflection::Deflection;
 use crate::net::pipeline::pfc::{is_mac_frame, Pfc};
 use crate::net::pipeline::postcard::Postcards;
 use crate::net::pipeline::shared_buffer::Buffers;
+use crate::net::pipeline::stages::{Stages, ANY_ON_ADMIT};
 use crate::net::port::{NodeId, OccupancyStats, Port, PortId, PortRole};
 use crate::net::queue::{EcnAt, QueueConfig, Scheduling};
 use crate::net::routing::Routes;
@@ -63,12 +64,8 @@ pub struct Network {
     pub postcards: Option<Box<Postcards>>,
     /// In-order flow deflection (`[switch] iofd`).
     pub deflection: Option<Box<Deflection>>,
-    /// INT: bytes each port has sent since the run started (never reset; `[switch] int`).
-    pub(crate) int_tx_bytes: Vec<u64>,
-    /// RCP rate state per port (`[switch] rcp`).
-    pub rcp: Option<Box<crate::net::pipeline::rcp::Rcp>>,
-    /// HULL phantom queues per port (`[switch] phantom_queue`).
-    pub phantoms: Option<Box<crate::net::pipeline::phantom::Phantoms>>,
+    /// The registered switch stages' state (`pipeline::stages`; each `None` while off).
+    pub stages: Stages,
     /// PFC frames on links (they sit in pipes but are not pooled packets).
     pub(crate) mac_frames_in_flight: u64,
     /// Random link loss draws only (kept apart so lossless runs never touch it).
@@ -114,9 +111,7 @@ impl Network {
             pfc: None,
             postcards: None,
             deflection: None,
-            int_tx_bytes: Vec::new(),
-            rcp: None,
-            phantoms: None,
+            stages: Stages::default(),
             mac_frames_in_flight: 0,
             loss_rng: Rng::for_component(seed, "link-loss"),
             seed,
@@ -173,15 +168,17 @@ impl Network {
     }
 
     /// Sets each port's stage state from its configuration: DRR credit, and whether a dequeue stage
-    /// runs (marking at dequeue, INT, shared-buffer release).
+    /// runs (marking at dequeue, a registered stage's dequeue hook, shared-buffer release).
     pub(crate) fn set_port_stages(&mut self) {
-        for p in &mut self.ports {
+        for id in 0..self.ports.len() {
+            let stage_hook = self.stages_dequeue_at(&self.ports[id]);
+            let p = &mut self.ports[id];
             let cfg = &self.cfgs[p.cfg as usize];
             p.deficits = match cfg.scheduling {
                 Scheduling::Drr(_) => Some(Box::default()),
                 _ => None,
             };
-            p.dequeue_stage = cfg.ecn_at == EcnAt::Dequeue || cfg.int || cfg.shared_buffer || cfg.rcp || cfg.phantom;
+            p.dequeue_stage = cfg.ecn_at == EcnAt::Dequeue || cfg.shared_buffer || stage_hook;
         }
     }
 
@@ -217,6 +214,9 @@ impl Network {
     pub(crate) fn admit(&mut self, port: PortId, pkt: PacketId, class: usize, now: Time, ev: &mut EventQueue) {
         if self.tracer.is_some() {
             self.trace_in_class(now, pkt, port, TraceEvent::Enqueue, class);
+        }
+        if ANY_ON_ADMIT {
+            self.stages_on_admit(port, pkt, class, now);
         }
         let p = &mut self.ports[port as usize];
         let packet = self.pool.get(pkt);
@@ -470,6 +470,7 @@ impl Network {
         if let Some(pfc) = self.pfc.as_deref_mut() {
             pfc.reset_stats(now);
         }
+        self.reset_stage_stats(now);
     }
 
     /// Packets physically in the network: waiting in a queue or on a link (PFC frames, which are

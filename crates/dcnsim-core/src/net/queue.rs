@@ -72,12 +72,6 @@ pub struct QueueConfig {
     pub strict_classes: u8,
     /// Admission by the switch's shared buffer (set from `[switch] buffer_bytes`, switch ports only).
     pub shared_buffer: bool,
-    /// Stamp INT records at dequeue (set from `[switch] int`, switch ports only).
-    pub int: bool,
-    /// RCP rate stamping at dequeue (set from `[switch] rcp`, switch ports only).
-    pub rcp: bool,
-    /// A HULL phantom queue at dequeue (set from `[switch] phantom_queue`, switch ports only).
-    pub phantom: bool,
 }
 
 impl QueueConfig {
@@ -91,9 +85,6 @@ impl QueueConfig {
             ecn_at: EcnAt::Enqueue,
             strict_classes: 0,
             shared_buffer: false,
-            int: false,
-            rcp: false,
-            phantom: false,
         }
     }
 
@@ -123,9 +114,6 @@ impl QueueConfig {
             ecn_at,
             strict_classes,
             shared_buffer: base.shared_buffer,
-            int: base.int,
-            rcp: base.rcp,
-            phantom: base.phantom,
         })
     }
 }

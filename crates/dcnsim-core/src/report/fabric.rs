@@ -11,6 +11,9 @@ use serde_json::{json, Value};
 pub fn extend(sim: &Simulation, ports: &mut Table, switches: &mut Table, summary: &mut Value) {
     let net = &sim.net;
     let now = sim.ended_at;
+    if let Some(s) = net.stage_counters() {
+        summary["stages"] = s;
+    }
     if let Some(c) = net.credit_summary() {
         summary["credit_shaping"] = c;
     }

@@ -4,6 +4,7 @@
 use super::errors::RunError;
 use crate::net::framing::Framing;
 use crate::net::packet::LoadBalancing;
+use crate::net::pipeline::stage::PacketUse;
 use crate::net::queue::QueueConfig;
 use crate::net::{QueueConfigs, SwitchConfig};
 use crate::record::trace::TraceSpec;
@@ -96,9 +97,6 @@ fn read_transports(top: &mut Section, base: &SpecEnv) -> SpecResult<Vec<Transpor
         t.finish()?;
     }
     top.ensure(transports.len() <= MAX_TRANSPORTS, "transports", format!("at most {} setups", MAX_TRANSPORTS - 1))?;
-    if base.rcp {
-        crate::net::pipeline::rcp::check_alone(top, transports.iter().map(|t| t.config.name()))?;
-    }
     Ok(transports)
 }
 
@@ -217,6 +215,11 @@ impl RunSpec {
 
         let base = SpecEnv::new(&switch, load_balancing, framing, &queues);
         let transports = read_transports(top, &base)?;
+        let protocols: Vec<_> = transports
+            .iter()
+            .map(|t| (t.config.name(), PacketUse { rate_header: t.config.needs().rate_header }))
+            .collect();
+        switch.stages.check_protocols(top, &protocols)?;
 
         let workload = WorkloadSpec::read(top)?;
         let component_transport = component_transports(&workload, &transports)?;

@@ -58,7 +58,11 @@ impl WindowProtocol for Hull {
     }
 
     fn check_env(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<()> {
-        s.ensure(env.phantom, "protocol", format!("{name} marks on phantom queues: set [switch] phantom_queue = true"))
+        s.ensure(
+            env.stages.has::<crate::net::pipeline::phantom::Phantoms>(),
+            "protocol",
+            format!("{name} marks on phantom queues: set [switch] phantom_queue = true"),
+        )
     }
 
     fn control(p: &HullParams, w: &WindowSetup) -> HullControl {

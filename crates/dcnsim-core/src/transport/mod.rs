@@ -63,12 +63,8 @@ pub struct SpecEnv<'a> {
     pub load_balancing: LoadBalancing,
     pub framing: Framing,
     pub queues: &'a QueueConfigs,
-    /// Switches stamp INT records into data packets (`[switch] int`).
-    pub int: bool,
-    /// Switches run RCP's rate computation (`[switch] rcp`).
-    pub rcp: bool,
-    /// Switches have HULL phantom queues (`[switch] phantom_queue`).
-    pub phantom: bool,
+    /// The registered switch stages that are on (`net::pipeline::stages`; `stages.has::<S>()`).
+    pub stages: crate::net::pipeline::stages::StageSet,
     /// Switches send PB-FS CC-postcards (`[switch] postcards`).
     pub postcards: bool,
     /// Switches run PFC on at least one class (`[switch] pfc`): a lossless fabric.
@@ -83,10 +79,8 @@ impl<'a> SpecEnv<'a> {
         framing: Framing,
         queues: &'a QueueConfigs,
     ) -> SpecEnv<'a> {
-        let (int, rcp, phantom, postcards) =
-            (switch.int, switch.rcp.is_some(), switch.phantom.is_some(), switch.pbfs());
-        let pfc = switch.lossless != 0;
-        SpecEnv { load_balancing, framing, queues, int, rcp, phantom, postcards, pfc }
+        let (stages, postcards, pfc) = (switch.stages.set(), switch.pbfs(), switch.lossless != 0);
+        SpecEnv { load_balancing, framing, queues, stages, postcards, pfc }
     }
 }
 

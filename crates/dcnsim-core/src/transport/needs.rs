@@ -29,6 +29,9 @@ pub struct Needs {
     pub hosts: Vec<(&'static str, u64)>,
     /// Every port shapes credits (ExpressPass; `net::pipeline::credit_shaper`).
     pub credit_shaping: Option<crate::net::pipeline::credit_shaper::CreditShaping>,
+    /// The protocol's data packets carry a rate header in `aux` that switches may lower (RCP's;
+    /// a stage that rewrites `aux` accepts only such protocols).
+    pub rate_header: bool,
     /// Settings that probably are not meant: (key, message), printed and listed in the summary.
     pub warnings: Vec<(&'static str, &'static str)>,
 }

@@ -235,17 +235,9 @@ mod tests {
         let q = QueueConfig::infinite();
         let queues = QueueConfigs { nic: q.clone(), to_host: q.clone(), fabric: q };
         let framing = Framing { mtu_bytes: 1500, header_bytes: 40, control_bytes: 64 };
-        let (int, rcp, phantom, postcards, pfc) = (false, false, false, false, false);
-        f(&SpecEnv {
-            load_balancing: LoadBalancing::Spray,
-            framing,
-            queues: &queues,
-            int,
-            rcp,
-            phantom,
-            postcards,
-            pfc,
-        })
+        let (postcards, pfc) = (false, false);
+        let stages = crate::net::pipeline::stages::StageSet::default();
+        f(&SpecEnv { load_balancing: LoadBalancing::Spray, framing, queues: &queues, stages, postcards, pfc })
     }
 
     /// A protocol's defaults, as its reader resolves them with no keys given.

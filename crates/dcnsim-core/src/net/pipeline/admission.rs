@@ -32,9 +32,7 @@ impl Network {
     /// Offers a packet to an egress port: admission (drop, trim, or the shared buffer), marking,
     /// then its class queue, or the wire at once if the port is idle.
     pub fn enqueue(&mut self, port: PortId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
-        if self.rcp.is_some() {
-            self.rcp_arrival(port, self.pool.get(pkt).size, now, ev);
-        }
+        self.stages_on_arrival(port, pkt, now, ev);
         let p = &mut self.ports[port as usize];
         if p.shaper.is_some() && self.pool.get(pkt).kind == PacketKind::Credit {
             return self.enqueue_credit(port, pkt, now, ev);

@@ -13,7 +13,7 @@
 
 use crate::engine::events::{Event, EventQueue};
 use crate::net::network::Network;
-use crate::net::pipeline::pfc::is_mac_frame;
+use crate::net::pipeline::mac_frame::is_mac_frame;
 use crate::net::port::PortId;
 use crate::net::queue::MAX_PRIORITIES;
 use crate::time::Time;
@@ -33,13 +33,8 @@ pub struct Deadlock {
 }
 
 impl Network {
-    /// A switch-side timer fired. Returns true when the run must stop (a deadlock was found).
-    pub fn on_switch_timer(&mut self, kind: u8, _id: u32, now: Time, ev: &mut EventQueue) -> bool {
-        if kind == crate::net::pipeline::rcp::RCP_UPDATE {
-            self.rcp_update(now, ev);
-            return false;
-        }
-        debug_assert_eq!(kind, DEADLOCK_CHECK, "unknown switch timer");
+    /// The deadlock check's timer fired. Returns true when the run must stop (a deadlock was found).
+    pub(crate) fn on_deadlock_check(&mut self, now: Time, ev: &mut EventQueue) -> bool {
         let found = self.find_deadlock(now);
         let Some(pfc) = self.pfc.as_deref_mut() else { return false };
         pfc.check_pending = false;

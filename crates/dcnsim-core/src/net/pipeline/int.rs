@@ -7,8 +7,16 @@
 //! into data packets only (HPCC's ACKs carry a copy, which the receiver's transport makes).
 //! The records live in a side table indexed by `PacketId`, because a 64-byte packet cannot hold
 //! them; a slot is cleared when the pool hands it out again.
+//!
+//! The stage (`[switch] int`) keeps each port's bytes sent and pushes the record at dequeue.
 
+use super::stage::Stage;
 use crate::ids::PacketId;
+use crate::net::network::Network;
+use crate::net::packet::PacketKind;
+use crate::net::port::PortId;
+use crate::net::QueueConfigs;
+use crate::spec_reader::{Section, SpecResult};
 use crate::time::Time;
 
 /// HPCC's ns-3 INT header holds five hops.
@@ -89,6 +97,59 @@ impl IntTable {
 
     pub fn delivered(&self) -> &[IntHop] {
         self.delivered.hops()
+    }
+}
+
+/// The INT stage's state.
+pub struct Int {
+    /// Bytes each port has sent since the run started (never reset).
+    tx_bytes: Vec<u64>,
+    /// Records pushed onto data packets (whole run).
+    records: u64,
+}
+
+impl Stage for Int {
+    const NAME: &'static str = "int";
+    const CONFORMANCE: &'static str = "[switch]\nint = true\n";
+    const ON_DEQUEUE: bool = true;
+    type Config = ();
+
+    fn read(s: &mut Section, _queues: &QueueConfigs) -> SpecResult<Option<()>> {
+        let on = s.bool_or(
+            "int",
+            false,
+            "in-band telemetry (HPCC): every switch egress records time, bytes sent, queue length and rate into the data packets it sends (up to 5 hops)",
+        )?;
+        Ok(on.then_some(()))
+    }
+
+    fn build(_cfg: &(), net: &mut Network, _max_packet: u32) -> Int {
+        net.pool.enable_int();
+        Int { tx_bytes: vec![0; net.ports.len()], records: 0 }
+    }
+
+    /// Pushes this hop's INT record onto a data packet (HPCC's `IntHeader::PushHop` at dequeue):
+    /// the time, the port's bytes sent before this packet, its queue as the packet leaves, its rate.
+    #[inline]
+    fn on_dequeue(net: &mut Network, port: PortId, pkt: PacketId, size: u32, _class: usize, now: Time) {
+        let p = &net.ports[port as usize];
+        if !Int::runs_at(p) {
+            return;
+        }
+        let Some(int) = net.stages.get_mut::<Int>() else { return };
+        let sent = &mut int.tx_bytes[port as usize];
+        let hop = IntHop { ts: now, tx_bytes: *sent, qlen_bytes: p.bytes, rate_bps: p.rate.bps() };
+        *sent += size as u64;
+        if net.pool.get(pkt).kind == PacketKind::Data {
+            if let Some(t) = net.pool.int.as_deref_mut() {
+                t.stack_mut(pkt).push(hop);
+                int.records += 1;
+            }
+        }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("records", self.records)]
     }
 }
 

@@ -25,6 +25,7 @@ pub mod deadlock;
 pub mod deflection;
 pub mod dequeue;
 pub mod int;
+pub mod mac_frame;
 pub mod marking;
 pub mod pfc;
 pub mod phantom;
@@ -33,6 +34,8 @@ pub mod rcp;
 pub mod scheduler;
 pub mod setup;
 pub mod shared_buffer;
+pub mod stage;
+pub mod stages;
 pub mod switch_spec;
 pub mod trim;
 

@@ -24,19 +24,8 @@ use crate::time::Time;
 
 /// Wire size of a PFC frame (a minimum Ethernet frame).
 pub const PFC_FRAME_BYTES: u32 = 64;
-/// Marks a link entry that is a MAC control frame, not a pooled packet (pool ids stay below 2^28).
-const MAC_FRAME: PacketId = 1 << 31;
-const RESUME: PacketId = 1 << 3;
-
-#[inline(always)]
-pub fn is_mac_frame(id: PacketId) -> bool {
-    id & MAC_FRAME != 0
-}
-
-fn frame(class: usize, pause: bool) -> PacketId {
-    debug_assert!(class < MAX_PRIORITIES as usize);
-    MAC_FRAME | if pause { 0 } else { RESUME } | class as PacketId
-}
+pub use super::mac_frame::is_mac_frame;
+use super::mac_frame::{class_of, frame, is_resume};
 
 /// PFC state: pause accounting and the deadlock check.
 pub struct Pfc {
@@ -113,8 +102,8 @@ impl Network {
     /// A PFC frame crossed `port`'s link: apply it to the far node's port back over that link.
     pub(crate) fn on_mac_frame(&mut self, port: PortId, id: PacketId, now: Time, ev: &mut EventQueue) {
         self.mac_frames_in_flight -= 1;
-        let class = (id & (MAX_PRIORITIES as PacketId - 1)) as u8;
-        self.set_paused(Network::reverse(port), class, id & RESUME == 0, now, ev);
+        let class = class_of(id);
+        self.set_paused(Network::reverse(port), class, !is_resume(id), now, ev);
     }
 
     /// Host `host` asks its switch to stop (or resume) sending it `class`: a PFC frame from its

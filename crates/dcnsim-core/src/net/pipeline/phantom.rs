@@ -14,9 +14,11 @@
 //! ECN-capable packets, on top of any real-queue marking the port has. Not modelled: HULL's
 //! implementation details (the NetFPGA counter's update granularity).
 
+use super::stage::Stage;
 use crate::net::network::Network;
 use crate::net::packet::{flags, PacketId};
-use crate::net::port::PortId;
+use crate::net::port::{PortId, PortRole};
+use crate::net::QueueConfigs;
 use crate::record::trace::TraceEvent;
 use crate::spec_reader::{Section, SpecResult};
 use crate::time::Time;
@@ -63,32 +65,61 @@ impl PhantomPort {
     }
 }
 
-impl Network {
-    /// Dequeue stage: the port's phantom queue counts the departing packet and may mark it.
+impl Stage for Phantoms {
+    const NAME: &'static str = "phantom_queue";
+    const CONFORMANCE: &'static str = "[switch]\nphantom_queue = true\n";
+    const ON_DEQUEUE: bool = true;
+    type Config = PhantomQueue;
+
+    fn read(s: &mut Section, _queues: &QueueConfigs) -> SpecResult<Option<PhantomQueue>> {
+        read(s)
+    }
+
+    /// A phantom queue at every switch egress, draining at gamma x the port's rate.
+    fn build(ph: &PhantomQueue, net: &mut Network, _max_packet: u32) -> Phantoms {
+        let ports = net
+            .ports
+            .iter()
+            .map(|p| PhantomPort {
+                enabled: p.role != PortRole::HostNic,
+                drain_bytes_per_ps: p.rate.bps() as f64 * ph.drain_rate_fraction / 8e12,
+                ..PhantomPort::default()
+            })
+            .collect();
+        Phantoms { cfg: *ph, ports }
+    }
+
+    /// The port's phantom queue counts the departing packet and may mark it.
     #[inline]
-    pub(crate) fn phantom_departure(&mut self, port: PortId, pkt: PacketId, size: u32, now: Time) {
-        let Some(ph) = self.phantoms.as_deref_mut() else { return };
+    fn on_dequeue(net: &mut Network, port: PortId, pkt: PacketId, size: u32, _class: usize, now: Time) {
+        let Some(ph) = net.stages.get_mut::<Phantoms>() else { return };
         let threshold = ph.cfg.mark_threshold_bytes;
         let q = &mut ph.ports[port as usize];
         if !q.enabled || !q.on_departure(size, now, threshold) {
             return;
         }
-        let packet = self.pool.get_mut(pkt);
+        let packet = net.pool.get_mut(pkt);
         if packet.has(flags::ECT) {
             if !packet.has(flags::CE) {
                 q.marks += 1;
-                self.ports[port as usize].counters.marks += 1;
+                net.ports[port as usize].counters.marks += 1;
             }
             packet.flags |= flags::CE;
-            if self.tracer.is_some() {
-                self.trace(now, pkt, port, TraceEvent::Mark);
+            if net.tracer.is_some() {
+                net.trace(now, pkt, port, TraceEvent::Mark);
             }
         }
     }
 
-    /// Marks made by phantom queues over all ports.
-    pub fn phantom_marks(&self) -> u64 {
-        self.phantoms.as_deref().map_or(0, |p| p.ports.iter().map(|q| q.marks).sum())
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("marks", self.marks())]
+    }
+}
+
+impl Phantoms {
+    /// Marks made by phantom queues over all ports (whole run).
+    pub fn marks(&self) -> u64 {
+        self.ports.iter().map(|q| q.marks).sum()
     }
 }
 

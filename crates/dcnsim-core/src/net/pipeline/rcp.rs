@@ -30,21 +30,24 @@
 //! constant T phase-locks with senders pacing at equal rates, and the update then samples the
 //! queue at the same point of their packet pattern every time).
 //!
-//! The update runs on a switch-side timer (`Event::SwitchTimer`, kind [`RCP_UPDATE`]) that stops
+//! The update runs on the stage's switch-side timer (`Stage::on_timer`) that stops
 //! when every RCP port is idle (no arrival in an interval, empty queue) and restarts at the next
 //! arrival, first applying the missed idle intervals in closed form (R grows by 1 + alpha T / d0
 //! per interval up to C), so an idle fabric costs no events and the run can end.
 
+use super::stage::{PacketUse, Stage};
+use super::stages::Slot;
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
 use crate::net::network::Network;
 use crate::net::packet::{PacketId, PacketKind};
-use crate::net::port::PortId;
+use crate::net::port::{PortId, PortRole};
+use crate::net::QueueConfigs;
 use crate::spec_reader::{Section, SpecResult};
 use crate::time::{from_us, Time};
 
 /// `Event::SwitchTimer` kind of the RCP rate update.
-pub const RCP_UPDATE: u8 = 1;
+pub const RCP_UPDATE: u8 = <Rcp as Slot>::TIMER_KIND;
 
 /// `[switch]` RCP keys.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -115,20 +118,97 @@ impl Rcp {
     }
 }
 
+impl Stage for Rcp {
+    const NAME: &'static str = "rcp";
+    const CONFORMANCE: &'static str = "[switch]\nrcp = true\n";
+    const ON_ARRIVAL: bool = true;
+    const ON_DEQUEUE: bool = true;
+    type Config = RcpSwitch;
+
+    fn read(s: &mut Section, _queues: &QueueConfigs) -> SpecResult<Option<RcpSwitch>> {
+        read(s)
+    }
+
+    /// RCP at every switch egress: R starts at the given fraction of each port's rate; d0 defaults
+    /// to the base RTT from host 0 to the last host (full packets both ways), T to d0.
+    fn build(r: &RcpSwitch, net: &mut Network, max_packet: u32) -> Rcp {
+        let last = net.hosts.saturating_sub(1);
+        let d0 = r.rtt.unwrap_or_else(|| net.base_rtt(0, last, max_packet, max_packet)).max(1);
+        let ports = net
+            .ports
+            .iter()
+            .map(|p| RcpPort {
+                enabled: p.role != PortRole::HostNic,
+                rate_bps: p.rate.bps() as f64 * r.initial_rate_fraction,
+                arrived_bytes: 0.0,
+                spill_bytes: 0.0,
+            })
+            .collect();
+        // Its own stream, split from the network's (only RCP runs draw it).
+        let rng = Rng::seed_from(net.rng.next_u64());
+        let min_rate_bps = max_packet as f64 * 8e12 / d0 as f64;
+        let interval = r.interval.unwrap_or(d0).max(1);
+        Rcp {
+            cfg: *r,
+            d0,
+            interval,
+            min_rate_bps,
+            ports,
+            last_update: 0,
+            next_update: 0,
+            timer_pending: false,
+            updates: 0,
+            rng,
+        }
+    }
+
+    /// RCP switches rewrite `aux` of every data packet that carries a nonzero one: every protocol
+    /// of the run must declare that its `aux` is that rate header (`Needs::rate_header`).
+    fn check_protocols(_cfg: &RcpSwitch, top: &Section, protocols: &[(&str, PacketUse)]) -> SpecResult<()> {
+        match protocols.iter().find(|(_, uses)| !uses.rate_header) {
+            None => Ok(()),
+            Some((name, _)) => Err(top.err(
+                "switch.rcp",
+                format!(
+                    "RCP switches rewrite the rate header (`aux`) of data packets, which {name} uses: run rcp alone"
+                ),
+            )),
+        }
+    }
+
+    #[inline]
+    fn on_arrival(net: &mut Network, port: PortId, pkt: PacketId, now: Time, ev: &mut EventQueue) {
+        net.rcp_arrival(port, net.pool.get(pkt).size, now, ev);
+    }
+
+    #[inline]
+    fn on_dequeue(net: &mut Network, port: PortId, pkt: PacketId, _size: u32, _class: usize, _now: Time) {
+        net.rcp_stamp(port, pkt);
+    }
+
+    fn on_timer(net: &mut Network, _id: u32, now: Time, ev: &mut EventQueue) {
+        net.rcp_update(now, ev);
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("updates", self.updates)]
+    }
+}
+
 impl Network {
     /// Counts an arrival at an RCP port, restarting the update timer if it had stopped. As
     /// `rcp.cc`, a packet counts as occupying the port's line for its transmission time from its
     /// arrival, and the share of it past the interval's end counts in the next interval.
     #[inline]
     pub(crate) fn rcp_arrival(&mut self, port: PortId, size: u32, now: Time, ev: &mut EventQueue) {
-        let Some(rcp) = self.rcp.as_deref_mut() else { return };
+        let Some(rcp) = self.stages.get_mut::<Rcp>() else { return };
         if !rcp.ports[port as usize].enabled {
             return;
         }
         if !rcp.timer_pending {
             self.rcp_restart(now, ev);
         }
-        let Some(rcp) = self.rcp.as_deref_mut() else { return };
+        let Some(rcp) = self.stages.get_mut::<Rcp>() else { return };
         let tx = self.ports[port as usize].rate.tx_time(size).max(1);
         let beyond = (now + tx).saturating_sub(rcp.next_update).min(tx);
         let spill = size as f64 * beyond as f64 / tx as f64;
@@ -139,7 +219,7 @@ impl Network {
 
     /// The first arrival after an idle spell: applies the missed updates and arms the timer.
     fn rcp_restart(&mut self, now: Time, ev: &mut EventQueue) {
-        let Some(rcp) = self.rcp.as_deref_mut() else { return };
+        let Some(rcp) = self.stages.get_mut::<Rcp>() else { return };
         // Idle since the last update: apply the missed intervals (no arrivals, empty queues).
         let missed = now.saturating_sub(rcp.last_update) / rcp.interval;
         if missed > 0 {
@@ -159,7 +239,7 @@ impl Network {
 
     /// The control interval ended: every RCP port updates its R.
     pub(crate) fn rcp_update(&mut self, now: Time, ev: &mut EventQueue) {
-        let Some(rcp) = self.rcp.as_deref_mut() else { return };
+        let Some(rcp) = self.stages.get_mut::<Rcp>() else { return };
         debug_assert!(rcp.timer_pending && now > rcp.last_update);
         let dt = now - rcp.last_update;
         let mut busy = false;
@@ -187,7 +267,7 @@ impl Network {
     /// Dequeue stage: a data packet with a rate header leaves with min(its rate, this port's R).
     #[inline]
     pub(crate) fn rcp_stamp(&mut self, port: PortId, pkt: PacketId) {
-        let Some(rcp) = self.rcp.as_deref() else { return };
+        let Some(rcp) = self.stages.get::<Rcp>() else { return };
         let q = &rcp.ports[port as usize];
         let packet = self.pool.get_mut(pkt);
         if q.enabled && packet.kind == PacketKind::Data && packet.aux != 0 {
@@ -197,20 +277,8 @@ impl Network {
 
     /// R of a port in bits per second (`None` unless it is an RCP port).
     pub fn rcp_rate_bps(&self, port: PortId) -> Option<f64> {
-        let q = self.rcp.as_deref()?.ports.get(port as usize)?;
+        let q = self.stages.get::<Rcp>()?.ports.get(port as usize)?;
         q.enabled.then_some(q.rate_bps)
-    }
-}
-
-/// RCP switches rewrite `aux` of every data packet that carries a nonzero one, which other
-/// transports use for their own purposes: a run with `[switch] rcp` must run rcp alone.
-pub fn check_alone<'a>(top: &Section, mut names: impl Iterator<Item = &'a str>) -> SpecResult<()> {
-    match names.find(|&n| n != "rcp") {
-        None => Ok(()),
-        Some(name) => Err(top.err(
-            "switch.rcp",
-            format!("RCP switches rewrite the rate header (`aux`) of data packets, which {name} uses: run rcp alone"),
-        )),
     }
 }
 

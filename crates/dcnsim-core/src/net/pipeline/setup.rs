@@ -1,11 +1,9 @@
 //! Giving the network its switch features from `[switch]`: the shared buffers (per-link headroom
-//! and threshold shifts, checked against the buffer size), PFC state, INT. Errors name the spec
+//! and threshold shifts, checked against the buffer size), PFC state, the registered stages. Errors name the spec
 //! field and the switch or link that does not fit.
 
 use super::deflection::Deflection;
 use super::pfc::{Pfc, PFC_FRAME_BYTES};
-use super::phantom::{PhantomPort, PhantomQueue, Phantoms};
-use super::rcp::{Rcp, RcpPort, RcpSwitch};
 use super::shared_buffer::{BufferPort, Buffers, SwitchBuffer, ALPHA_ONE};
 use super::switch_spec::SwitchConfig;
 use crate::net::network::Network;
@@ -15,23 +13,12 @@ use crate::spec_reader::SpecError;
 impl Network {
     /// Sets up what `[switch]` asks for; `max_packet` is the largest wire size (MTU or control).
     pub fn configure_switches(&mut self, sw: &SwitchConfig, max_packet: u32) -> Result<(), SpecError> {
-        if sw.int {
-            self.cfgs[PortRole::ToHost as usize].int = true;
-            self.cfgs[PortRole::Fabric as usize].int = true;
-            self.pool.enable_int();
-            self.int_tx_bytes = vec![0; self.ports.len()];
-        }
         if let Some(size) = sw.buffer_bytes {
             self.cfgs[PortRole::ToHost as usize].shared_buffer = true;
             self.cfgs[PortRole::Fabric as usize].shared_buffer = true;
             self.buffers = Some(Box::new(self.shared_buffers(sw, size, max_packet)?));
         }
-        if let Some(r) = sw.rcp {
-            self.configure_rcp(r, max_packet);
-        }
-        if let Some(ph) = sw.phantom {
-            self.configure_phantoms(ph);
-        }
+        self.build_stages(&sw.stages, max_packet);
         if sw.lossless != 0 {
             self.pfc = Some(Box::new(Pfc::new(self.ports.len(), sw.lossless, sw.deadlock_check)));
         }
@@ -40,58 +27,6 @@ impl Network {
         }
         self.set_port_stages();
         Ok(())
-    }
-
-    /// RCP at every switch egress: R starts at the given fraction of each port's rate; d0 defaults
-    /// to the base RTT from host 0 to the last host (full packets both ways), T to d0.
-    fn configure_rcp(&mut self, r: RcpSwitch, max_packet: u32) {
-        self.cfgs[PortRole::ToHost as usize].rcp = true;
-        self.cfgs[PortRole::Fabric as usize].rcp = true;
-        let last = self.hosts.saturating_sub(1);
-        let d0 = r.rtt.unwrap_or_else(|| self.base_rtt(0, last, max_packet, max_packet)).max(1);
-        let ports = self
-            .ports
-            .iter()
-            .map(|p| RcpPort {
-                enabled: p.role != PortRole::HostNic,
-                rate_bps: p.rate.bps() as f64 * r.initial_rate_fraction,
-                arrived_bytes: 0.0,
-                spill_bytes: 0.0,
-            })
-            .collect();
-        // Its own stream, split from the network's (only RCP runs draw it).
-        let rng = crate::engine::rng::Rng::seed_from(self.rng.next_u64());
-        let min_rate_bps = max_packet as f64 * 8e12 / d0 as f64;
-        let interval = r.interval.unwrap_or(d0).max(1);
-        let state = Rcp {
-            cfg: r,
-            d0,
-            interval,
-            min_rate_bps,
-            ports,
-            last_update: 0,
-            next_update: 0,
-            timer_pending: false,
-            updates: 0,
-            rng,
-        };
-        self.rcp = Some(Box::new(state));
-    }
-
-    /// A phantom queue at every switch egress, draining at gamma x the port's rate.
-    fn configure_phantoms(&mut self, ph: PhantomQueue) {
-        self.cfgs[PortRole::ToHost as usize].phantom = true;
-        self.cfgs[PortRole::Fabric as usize].phantom = true;
-        let ports = self
-            .ports
-            .iter()
-            .map(|p| PhantomPort {
-                enabled: p.role != PortRole::HostNic,
-                drain_bytes_per_ps: p.rate.bps() as f64 * ph.drain_rate_fraction / 8e12,
-                ..PhantomPort::default()
-            })
-            .collect();
-        self.phantoms = Some(Box::new(Phantoms { cfg: ph, ports }));
     }
 
     /// Headroom a lossless class of ingress `p` needs: everything the upstream port can still

@@ -33,7 +33,7 @@
 
 use crate::engine::events::EventQueue;
 use crate::net::network::Network;
-use crate::net::packet::{Fate, PacketId, NO_PORT};
+use crate::net::packet::{Fate, PacketId, PacketKind, NO_PORT};
 use crate::net::pipeline::marking::mark_on_enqueue;
 use crate::net::port::PortId;
 use crate::net::queue::MAX_PRIORITIES;
@@ -320,6 +320,9 @@ impl Network {
         now: Time,
         ev: &mut EventQueue,
     ) {
+        if self.ports[port as usize].shaper.is_some() && self.pool.get(pkt).kind == PacketKind::Credit {
+            return; // credits wait in the port's credit queue, never in the shared buffer
+        }
         let b = self.buffers.as_deref_mut().expect("ports with a shared buffer have one");
         if !b.is_accounted(class) {
             return;

@@ -3,6 +3,7 @@
 //! `[switch]` runs exactly as before it existed.
 
 use super::deflection::DeflectionConfig;
+use super::stages::StageConfigs;
 use crate::net::QueueConfigs;
 use crate::spec_reader::{Section, SpecResult};
 use crate::time::{from_us, Time};
@@ -29,12 +30,8 @@ pub struct SwitchConfig {
     pub allow_small_headroom: bool,
     pub resume_offset_bytes: u64,
     pub deadlock_check: Time,
-    /// INT records at every switch egress (HPCC).
-    pub int: bool,
-    /// RCP routers (`pipeline::rcp`).
-    pub rcp: Option<super::rcp::RcpSwitch>,
-    /// HULL phantom queues (`pipeline::phantom`).
-    pub phantom: Option<super::phantom::PhantomQueue>,
+    /// The registered stages' configurations (`pipeline::stages`), each read by its stage.
+    pub stages: StageConfigs,
     /// PB-FS CC-postcards (`pipeline::postcard`); `None` = off.
     pub postcards: Option<super::postcard::PostcardSpec>,
     /// In-order flow deflection (Dart's IOFD, `deflection.rs`); `None` = off.
@@ -55,9 +52,7 @@ impl Default for SwitchConfig {
             allow_small_headroom: false,
             resume_offset_bytes: 3072,
             deadlock_check: from_us(100.0),
-            int: false,
-            rcp: None,
-            phantom: None,
+            stages: StageConfigs::default(),
             postcards: None,
             iofd: None,
         }
@@ -90,13 +85,7 @@ impl SwitchConfig {
         s.ensure(!pfc || has_buffer, "pfc", "PFC needs a shared buffer: set switch.buffer_bytes")?;
         c.read_pfc(s, queues, pfc)?;
         c.read_lossy_admission(s, queues, has_buffer, pfc)?;
-        c.int = s.bool_or(
-            "int",
-            false,
-            "in-band telemetry (HPCC): every switch egress records time, bytes sent, queue length and rate into the data packets it sends (up to 5 hops)",
-        )?;
-        c.rcp = super::rcp::read(s)?;
-        c.phantom = super::phantom::read(s)?;
+        c.stages = StageConfigs::read(s, queues)?;
         c.postcards = super::postcard::PostcardSpec::read(s, queues)?;
         c.iofd = read_iofd(s)?;
         Ok(c)

@@ -496,12 +496,12 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
         let params = P::read_params(s)?;
         let sender = RateConfig::read(s, name, env, P::ECN)?;
         s.ensure(
-            !P::INT || env.int,
+            !P::INT || env.stages.has::<crate::net::pipeline::int::Int>(),
             "protocol",
             format!("{name} reacts to in-band telemetry: set [switch] int = true (switches stamp INT records)"),
         )?;
         s.ensure(
-            !P::RATE_HEADER || env.rcp,
+            !P::RATE_HEADER || env.stages.has::<crate::net::pipeline::rcp::Rcp>(),
             "protocol",
             format!("{name} paces at the rate its switches compute: set [switch] rcp = true"),
         )?;
@@ -530,7 +530,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
         if cfg.sender.default_timeouts_on_pfc {
             warnings.push(("timeout_us", PFC_TIMEOUT_WARNING));
         }
-        Needs { classes, warnings, ..Needs::default() }
+        Needs { classes, warnings, rate_header: P::RATE_HEADER, ..Needs::default() }
     }
 
     fn new(cfg: &Self::Config, env: &TransportEnv) -> Self {

@@ -231,9 +231,7 @@ fn read(keys: serde_json::Value, lb: LoadBalancing) -> SpecResult<RateConfig> {
         load_balancing: lb,
         framing: spec.framing,
         queues: &spec.queues,
-        int: false,
-        rcp: false,
-        phantom: false,
+        stages: Default::default(),
         postcards: false,
         pfc: false,
     };
