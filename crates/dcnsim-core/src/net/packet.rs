@@ -7,9 +7,9 @@
 //! writes `ingress` and `hops` at every switch.
 //!
 //! In-band telemetry (INT, for HPCC) does not fit in 64 bytes: the pool keeps it in a side table
-//! indexed like the packets (`net::pipeline::int`), reset when a slot is reused.
+//! indexed like the packets (`net::pipeline::stages::int`), reset when a slot is reused.
 
-use crate::net::pipeline::int::{IntHop, IntTable};
+use crate::net::pipeline::stages::int::{IntHop, IntTable};
 use crate::record::trace::TracedPacket;
 use crate::time::Time;
 

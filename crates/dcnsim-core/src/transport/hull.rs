@@ -3,7 +3,7 @@
 //!
 //! Paper: M. Alizadeh, A. Kabbani, T. Edsall, B. Prabhakar, A. Vahdat, M. Yasuda, "Less Is More:
 //! Trading a Little Bandwidth for Ultra-Low Latency in the Data Center", NSDI 2012. The switch part
-//! is `net::pipeline::phantom` (`[switch] phantom_queue = true`, gamma 0.95 and a 1 KB marking
+//! is `net::pipeline::stages::phantom` (`[switch] phantom_queue = true`, gamma 0.95 and a 1 KB marking
 //! threshold by default, as the paper); the protocol requires it. The host part is the window
 //! sender with [`super::window::cc::hull`] (DCTCP plus a pacer).
 //!
@@ -59,7 +59,7 @@ impl WindowProtocol for Hull {
 
     fn check_env(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<()> {
         s.ensure(
-            env.stages.has::<crate::net::pipeline::phantom::Phantoms>(),
+            env.stages.has::<crate::net::pipeline::stages::phantom::Phantoms>(),
             "protocol",
             format!("{name} marks on phantom queues: set [switch] phantom_queue = true"),
         )

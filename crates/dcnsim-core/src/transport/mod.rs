@@ -45,7 +45,7 @@ pub mod window;
 
 use crate::engine::events::{Event, EventQueue};
 use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet};
-use crate::net::pipeline::int::IntHop;
+use crate::net::pipeline::stages::int::IntHop;
 use crate::net::{Network, QueueConfigs, SwitchConfig};
 use crate::record::flows::{FlowLog, FlowRecord};
 use crate::spec_reader::{Section, SpecResult};

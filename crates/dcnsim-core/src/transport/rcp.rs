@@ -3,7 +3,7 @@
 //! Papers: N. Dukkipati and N. McKeown, "Why Flow-Completion Time is the Right Metric for
 //! Congestion Control", ACM CCR 36(1), 2006; N. Dukkipati, M. Kobayashi, R. Zhang-Shen and
 //! N. McKeown, "Processor Sharing Flows in the Internet", IWQoS 2005. Reference: the authors' ns-2
-//! code (`rcp.cc`, `rcp-host.cc`). The router side is `net::pipeline::rcp` (`[switch] rcp = true`,
+//! code (`rcp.cc`, `rcp-host.cc`). The router side is `net::pipeline::stages::rcp` (`[switch] rcp = true`,
 //! with `rcp_alpha` 0.1 and `rcp_beta` 1 as the papers recommend); the sender is [`super::rate`]
 //! with the controller [`super::rate::cc::rcp`].
 //!

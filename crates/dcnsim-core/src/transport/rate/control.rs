@@ -7,7 +7,7 @@
 //! first moves the sender's state, then a CNP flag on it reaches the controller, then the
 //! controller's per-ACK update runs (for ACKs and NACKs alike).
 
-use crate::net::pipeline::int::IntHop;
+use crate::net::pipeline::stages::int::IntHop;
 use crate::time::{Rate, Time};
 
 /// An ACK or NACK as the controller sees it, after the sender's state moved.

@@ -58,7 +58,7 @@ use super::parts::MessageLayout;
 use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::mix64;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
-use crate::net::pipeline::int::{IntHop, INT_MAX_HOPS};
+use crate::net::pipeline::stages::int::{IntHop, INT_MAX_HOPS};
 use crate::spec_reader::{Section, SpecResult};
 use crate::time::{Rate, Time};
 pub use config::RateConfig;
@@ -93,7 +93,7 @@ pub trait RateProtocol {
     /// them (HPCC); the run must have `[switch] int = true`.
     const INT: bool = false;
     /// Data packets carry a rate header (`aux`, kb/s, written `u32::MAX` by the sender and lowered by
-    /// RCP switches, `net::pipeline::rcp`); the receiver echoes it in `aux` of its ACK or NACK and
+    /// RCP switches, `net::pipeline::stages::rcp`); the receiver echoes it in `aux` of its ACK or NACK and
     /// the controller sees it as [`RateAck::rate_kbps`].
     const RATE_HEADER: bool = false;
     /// How the conformance suite judges a lone flow (exact: it starts at line rate).
@@ -496,12 +496,12 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
         let params = P::read_params(s)?;
         let sender = RateConfig::read(s, name, env, P::ECN)?;
         s.ensure(
-            !P::INT || env.stages.has::<crate::net::pipeline::int::Int>(),
+            !P::INT || env.stages.has::<crate::net::pipeline::stages::int::Int>(),
             "protocol",
             format!("{name} reacts to in-band telemetry: set [switch] int = true (switches stamp INT records)"),
         )?;
         s.ensure(
-            !P::RATE_HEADER || env.stages.has::<crate::net::pipeline::rcp::Rcp>(),
+            !P::RATE_HEADER || env.stages.has::<crate::net::pipeline::stages::rcp::Rcp>(),
             "protocol",
             format!("{name} paces at the rate its switches compute: set [switch] rcp = true"),
         )?;

@@ -22,12 +22,12 @@
 //! wrap-around arithmetic would read it as a huge interval.
 
 use super::{divided, QpRate};
-use crate::net::pipeline::int::IntHop;
+use crate::net::pipeline::stages::int::IntHop;
 use crate::time::{Rate, Time};
 use crate::transport::rate::{RateAck, RateControl};
 
 /// The reference's INT header holds five hops.
-pub const MAX_HOPS: usize = crate::net::pipeline::int::INT_MAX_HOPS;
+pub const MAX_HOPS: usize = crate::net::pipeline::stages::int::INT_MAX_HOPS;
 
 /// One hop's INT record (the fabric's: dequeue time, bytes sent before, queue bytes, port rate).
 pub type HopRecord = IntHop;

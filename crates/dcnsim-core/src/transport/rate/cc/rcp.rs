@@ -1,7 +1,7 @@
 //! RCP's end-host rate (Dukkipati and McKeown, CCR 2006): the sender transmits at the rate the
 //! routers last stamped on its data, echoed by the receiver. Before the first echo it knows no
 //! rate: its first data packet doubles as RCP's SYN (one packet, then nothing until its ACK brings
-//! the path's rate, one RTT later). The router side is `net::pipeline::rcp`; the protocol and its
+//! the path's rate, one RTT later). The router side is `net::pipeline::stages::rcp`; the protocol and its
 //! keys are in `transport/rcp.rs`.
 
 use super::QpRate;

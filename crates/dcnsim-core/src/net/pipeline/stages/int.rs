@@ -10,10 +10,10 @@
 //!
 //! The stage (`[switch] int`) keeps each port's bytes sent and pushes the record at dequeue.
 
-use super::stage::Stage;
 use crate::ids::PacketId;
 use crate::net::network::Network;
 use crate::net::packet::PacketKind;
+use crate::net::pipeline::stage::Stage;
 use crate::net::port::PortId;
 use crate::net::QueueConfigs;
 use crate::spec_reader::{Section, SpecResult};

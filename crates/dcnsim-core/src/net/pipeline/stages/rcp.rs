@@ -35,12 +35,12 @@
 //! arrival, first applying the missed idle intervals in closed form (R grows by 1 + alpha T / d0
 //! per interval up to C), so an idle fabric costs no events and the run can end.
 
-use super::stage::{PacketUse, Stage};
-use super::stages::Slot;
+use super::Slot;
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
 use crate::net::network::Network;
 use crate::net::packet::{PacketId, PacketKind};
+use crate::net::pipeline::stage::{PacketUse, Stage};
 use crate::net::port::{PortId, PortRole};
 use crate::net::QueueConfigs;
 use crate::spec_reader::{Section, SpecResult};

@@ -14,9 +14,9 @@
 //! ECN-capable packets, on top of any real-queue marking the port has. Not modelled: HULL's
 //! implementation details (the NetFPGA counter's update granularity).
 
-use super::stage::Stage;
 use crate::net::network::Network;
 use crate::net::packet::{flags, PacketId};
+use crate::net::pipeline::stage::Stage;
 use crate::net::port::{PortId, PortRole};
 use crate::net::QueueConfigs;
 use crate::record::trace::TraceEvent;

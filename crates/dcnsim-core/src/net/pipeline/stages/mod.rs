@@ -6,9 +6,10 @@
 //! of its box per hook it has, nothing for hooks it lacks.
 
 use super::deadlock::DEADLOCK_CHECK;
-use super::int::Int;
-use super::phantom::Phantoms;
-use super::rcp::Rcp;
+pub mod int;
+pub mod phantom;
+pub mod rcp;
+
 use super::stage::Stage;
 use crate::engine::events::EventQueue;
 use crate::net::network::Network;
@@ -17,6 +18,9 @@ use crate::net::port::{Port, PortId};
 use crate::net::QueueConfigs;
 use crate::spec_reader::{Section, SpecResult};
 use crate::time::Time;
+use int::Int;
+use phantom::Phantoms;
+use rcp::Rcp;
 
 /// `Event::SwitchTimer` kinds below this are the built-in ones (the PFC deadlock check); stage
 /// `i` of the registry has kind `FIRST_STAGE_TIMER + i`.
