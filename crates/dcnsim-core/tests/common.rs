@@ -227,3 +227,19 @@ kind = "poisson"
 load = 0.5
 cdf = "websearch"
 "#;
+
+/// Merges `over` into `base` key by key (tables recursively; `over` wins). A queue-size limit in
+/// `over` replaces the suite's (a spec may set only one of the two kinds).
+pub fn merge_spec(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        if let (Some(toml::Value::Table(b)), toml::Value::Table(o)) = (base.get_mut(k), v) {
+            if o.contains_key("limit_bytes") || o.contains_key("limit_packets") {
+                b.remove("limit_bytes");
+                b.remove("limit_packets");
+            }
+            merge_spec(b, o);
+        } else {
+            base.insert(k.clone(), v.clone());
+        }
+    }
+}

@@ -44,7 +44,7 @@ fn variants(name: &str, c: Conformance) -> Vec<(String, Conformance)> {
     let mut v = vec![(name.to_string(), c)];
     if pbfs {
         let mut spec: toml::Table = toml::from_str(c.spec).expect("checked by protocol_spec");
-        merge(&mut spec, &toml::from_str(PBFS).unwrap());
+        merge_spec(&mut spec, &toml::from_str(PBFS).unwrap());
         let spec: &'static str = Box::leak(toml::to_string(&spec).unwrap().into_boxed_str());
         v.push((format!("{name}+pbfs"), Conformance { spec, ..c }));
     }
@@ -83,22 +83,6 @@ fn for_each_protocol(case: Case, check: impl Fn(&str, &Conformance) -> Vec<Strin
     assert!(report.is_empty(), "{case:?} fails:\n{}", report.join("\n"));
 }
 
-/// Merges `over` into `base` key by key (tables recursively; `over` wins). A queue-size limit in
-/// `over` replaces the suite's (a spec may set only one of the two kinds).
-fn merge(base: &mut toml::Table, over: &toml::Table) {
-    for (k, v) in over {
-        if let (Some(toml::Value::Table(b)), toml::Value::Table(o)) = (base.get_mut(k), v) {
-            if o.contains_key("limit_bytes") || o.contains_key("limit_packets") {
-                b.remove("limit_bytes");
-                b.remove("limit_packets");
-            }
-            merge(b, o);
-        } else {
-            base.insert(k.clone(), v.clone());
-        }
-    }
-}
-
 /// A spec for `protocol`: the suite's `text` (topology, workload, ...) with the protocol's
 /// declared fragment merged over it.
 fn protocol_spec(protocol: &str, c: &Conformance, text: &str) -> toml::Table {
@@ -106,7 +90,7 @@ fn protocol_spec(protocol: &str, c: &Conformance, text: &str) -> toml::Table {
         .unwrap_or_else(|e| panic!("suite spec: {e}\n{text}"));
     let frag: toml::Table =
         toml::from_str(c.spec).unwrap_or_else(|e| panic!("{protocol}'s conformance spec is not TOML: {e}"));
-    merge(&mut t, &frag);
+    merge_spec(&mut t, &frag);
     t
 }
 

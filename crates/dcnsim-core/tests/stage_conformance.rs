@@ -21,22 +21,6 @@ const FLOWS: usize = 6;
 /// PFC on every class, with a shared buffer that makes room for its headroom.
 const LOSSLESS: &str = "[switch]\nbuffer_bytes = 4000000\npfc = true\n";
 
-/// Merges `over` into `base` key by key (tables recursively; `over` wins). A queue-size limit in
-/// `over` replaces the suite's (a spec may set only one of the two kinds).
-fn merge(base: &mut toml::Table, over: &toml::Table) {
-    for (k, v) in over {
-        if let (Some(toml::Value::Table(b)), toml::Value::Table(o)) = (base.get_mut(k), v) {
-            if o.contains_key("limit_bytes") || o.contains_key("limit_packets") {
-                b.remove("limit_bytes");
-                b.remove("limit_packets");
-            }
-            merge(b, o);
-        } else {
-            base.insert(k.clone(), v.clone());
-        }
-    }
-}
-
 /// Removes every queue-size limit (a shared buffer admits packets at switch ports instead).
 fn drop_limits(t: &mut toml::Table) {
     t.remove("limit_bytes");
@@ -61,13 +45,13 @@ fn stage_spec(stage: &StageInfo, protocol: &str, lossless: bool) -> toml::Table 
     );
     let mut t: toml::Table = toml::from_str(&text).unwrap();
     let declared = conformance(protocol).expect("every registered protocol declares its conformance");
-    merge(&mut t, &toml::from_str(declared.spec).expect("a protocol's conformance spec is TOML"));
-    merge(&mut t, &toml::from_str(stage.conformance).expect("a stage's conformance spec is TOML"));
+    merge_spec(&mut t, &toml::from_str(declared.spec).expect("a protocol's conformance spec is TOML"));
+    merge_spec(&mut t, &toml::from_str(stage.conformance).expect("a stage's conformance spec is TOML"));
     if lossless {
         if let Some(toml::Value::Table(q)) = t.get_mut("queue") {
             drop_limits(q);
         }
-        merge(&mut t, &toml::from_str(LOSSLESS).unwrap());
+        merge_spec(&mut t, &toml::from_str(LOSSLESS).unwrap());
     }
     t
 }
