@@ -223,6 +223,13 @@ impl TransportConfig {
     }
 }
 
+/// The flow state recorder (`record::flow_state`) samples a traced flow through its transport.
+impl crate::record::flow_state::StateSource for Transport {
+    fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {
+        Transport::flow_state(self, flow, out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,12 +298,5 @@ mod tests {
             never.params.deflection_tokens = 0;
             assert!(!TransportConfig::Dart(never).deflectable(8_000));
         });
-    }
-}
-
-/// The flow state recorder (`record::flow_state`) samples a traced flow through its transport.
-impl crate::record::flow_state::StateSource for Transport {
-    fn flow_state(&self, flow: FlowId, out: &mut Vec<(&'static str, f64)>) {
-        Transport::flow_state(self, flow, out)
     }
 }
