@@ -3,7 +3,7 @@ dcnsim.spec runs specs, dcnsim.result turns the encoded tables into DataFrames."
 
 from typing import Literal, Optional, Union, final
 
-__all__ = ["run", "describe", "resolve", "_panic_for_tests", "CancelFlag", "RunOutput", "SpecError", "SimulationError",
+__all__ = ["run", "describe", "resolve", "summary_schema", "build_id", "build_git", "_panic_for_tests", "CancelFlag", "RunOutput", "SpecError", "SimulationError",
            "__version__"]
 
 __version__: str
@@ -54,4 +54,10 @@ def run(
 ) -> RunOutput: ...
 def resolve(spec_json: str) -> str: ...
 def describe() -> str: ...
+def summary_schema() -> str:
+    """The summary's fields as JSON text: each {path, column, unit, doc}, in summary.json's order."""
+def build_id() -> str:
+    """A hash of the core's sources, manifests and lock file: results are keyed by it."""
+def build_git() -> str:
+    """The git commit the extension was built from ("-dirty" with uncommitted changes): provenance only."""
 def _panic_for_tests(message: str) -> None: ...
