@@ -80,6 +80,12 @@ impl TransportSetup {
     }
 }
 
+/// What each transport's packets carry that switch stages may rewrite, as the stages ask it.
+fn packet_uses(transports: &[TransportSetup]) -> Vec<(&'static str, PacketUse)> {
+    let of = |t: &TransportSetup| PacketUse { rate_header: t.config.needs().rate_header };
+    transports.iter().map(|t| (t.config.name(), of(t))).collect()
+}
+
 /// `[transport]` and the `[transports.NAME]` setups; `base` holds the run's routing (each setup
 /// may override it), framing, queues and switch features.
 fn read_transports(top: &mut Section, base: &SpecEnv) -> SpecResult<Vec<TransportSetup>> {
@@ -215,11 +221,7 @@ impl RunSpec {
 
         let base = SpecEnv::new(&switch, load_balancing, framing, &queues);
         let transports = read_transports(top, &base)?;
-        let protocols: Vec<_> = transports
-            .iter()
-            .map(|t| (t.config.name(), PacketUse { rate_header: t.config.needs().rate_header }))
-            .collect();
-        switch.stages.check_protocols(top, &protocols)?;
+        switch.stages.check_protocols(top, &packet_uses(&transports))?;
 
         let workload = WorkloadSpec::read(top)?;
         let component_transport = component_transports(&workload, &transports)?;
