@@ -3,7 +3,8 @@ dcnsim.spec runs specs, dcnsim.result turns the encoded tables into DataFrames."
 
 from typing import Literal, Optional, Union, final
 
-__all__ = ["run", "describe", "resolve", "summary_schema", "build_id", "build_git", "_panic_for_tests", "CancelFlag", "RunOutput", "SpecError", "SimulationError",
+__all__ = ["run", "describe", "resolve", "summary_schema", "build_id", "build_git",
+           "_panic_for_tests", "CancelFlag", "RunOutput", "SpecError", "SimulationError",
            "__version__"]
 
 __version__: str
