@@ -21,6 +21,17 @@ pub struct FlowRecord {
     pub end: Option<Time>,
     /// The workload component that made the flow.
     pub component: u16,
+    /// The component's mark for the flow (`FlowArrival::tag`).
+    pub tag: u64,
+}
+
+/// What happened to a flow that its workload may wait for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Milestone {
+    /// The sender has handed the flow's last new byte to its NIC.
+    Sent,
+    /// The receiver has every byte.
+    Received,
 }
 
 pub struct FlowLog {
@@ -40,10 +51,12 @@ pub struct FlowLog {
     rx_end: Time,
     /// Receive-rate time series, if sampled.
     pub rx_bins: Option<RxBins>,
-    /// Per workload component: does a completion start the source's next flow (closed loop)?
-    pub closed_loop: Vec<bool>,
-    /// Closed-loop flows finished since the simulator last looked (it starts their successors).
-    pub closed_loop_done: Vec<FlowId>,
+    /// Per workload component: does it wait for its flows' milestones (a closed loop's
+    /// completions, a dependency graph's triggers)?
+    pub watched: Vec<bool>,
+    /// Milestones of watched flows since the simulator last looked (it starts their successors).
+    pub milestones: Vec<(FlowId, Milestone)>,
+
 }
 
 pub use crate::limits::MAX_FLOWS;
@@ -61,8 +74,8 @@ impl FlowLog {
             rx_start: 0,
             rx_end: 0,
             rx_bins: None,
-            closed_loop: Vec::new(),
-            closed_loop_done: Vec::new(),
+            watched: Vec::new(),
+            milestones: Vec::new(),
         }
     }
 
@@ -116,8 +129,23 @@ impl FlowLog {
         assert_eq!(self.delivered_per_flow[id as usize], r.size, "flow {id} finished before all bytes arrived");
         r.end = Some(now);
         self.finished += 1;
-        if self.closed_loop.get(r.component as usize).copied().unwrap_or(false) {
-            self.closed_loop_done.push(id);
+        let component = r.component;
+        if self.is_watched(component) {
+            self.milestones.push((id, Milestone::Received));
+        }
+    }
+
+    #[inline]
+    fn is_watched(&self, component: u16) -> bool {
+        self.watched.get(component as usize).copied().unwrap_or(false)
+    }
+
+    /// The flow's sender has handed its last new byte to the NIC (each transport reports it once
+    /// per flow, before or when the flow finishes).
+    #[inline]
+    pub fn sent(&mut self, id: FlowId) {
+        if self.is_watched(self.records[id as usize].component) {
+            self.milestones.push((id, Milestone::Sent));
         }
     }
 
@@ -176,7 +204,7 @@ mod tests {
 
     fn log() -> FlowLog {
         let mut l = FlowLog::new(2);
-        l.start(FlowRecord { src: 0, dst: 1, size: 10_000, start: 0, end: None, component: 0 });
+        l.start(FlowRecord { src: 0, dst: 1, size: 10_000, start: 0, end: None, component: 0, tag: 0 });
         l
     }
 

@@ -114,7 +114,7 @@ impl Simulation {
             FlowStateSeries::new(t)
         });
         let mut flows = FlowLog::new(net.hosts);
-        flows.closed_loop = workload.closed_loop_components();
+        flows.watched = workload.watched_components();
         if spec.warmup == 0 {
             flows.open_window(0);
         }
@@ -277,8 +277,8 @@ impl Simulation {
                 }
                 NetStep::NotNetwork(ev) => self.on_own_event(ev, now, framing),
             }
-            if !self.flows.closed_loop_done.is_empty() {
-                self.restart_closed_loops(now);
+            if !self.flows.milestones.is_empty() {
+                self.on_milestones(now);
             }
             self.ended_at = now;
             if self.all_done() {
@@ -435,6 +435,7 @@ impl Simulation {
                 start: now,
                 end: None,
                 component: a.component,
+                tag: a.tag,
             });
             let t = self.component_transport[a.component as usize] as usize;
             let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, self.spec.framing, t as u8);
@@ -457,22 +458,25 @@ impl Simulation {
         }
     }
 
-    /// Queues the successors of closed-loop flows that just finished.
-    fn restart_closed_loops(&mut self, now: Time) {
-        let done = std::mem::take(&mut self.flows.closed_loop_done);
-        for &id in &done {
+    /// Hands the milestones of watched flows (closed loops, dependency graphs) to their workload,
+    /// which may queue new arrivals.
+    fn on_milestones(&mut self, now: Time) {
+        let mut milestones = std::mem::take(&mut self.flows.milestones);
+        let mut queued = false;
+        for &(id, milestone) in &milestones {
             let r = self.flows.get(id);
-            let (c, src, dst, size) = (r.component, r.src, r.dst, r.size);
-            if self.workload.on_finished(c, src, dst, size, now) {
-                // The new arrival may precede the one already taken: hand that one back.
-                if let Some(a) = self.next_arrival.take() {
-                    self.workload.unget(a);
-                }
-                self.next_arrival = self.workload.next();
-            }
+            let flow = FlowArrival { start: r.start, src: r.src, dst: r.dst, size_bytes: r.size, component: r.component, tag: r.tag };
+            queued |= self.workload.on_milestone(&flow, milestone, now);
         }
-        self.flows.closed_loop_done = done;
-        self.flows.closed_loop_done.clear();
+        if queued {
+            // A new arrival may precede the one already taken: hand that one back.
+            if let Some(a) = self.next_arrival.take() {
+                self.workload.unget(a);
+            }
+            self.next_arrival = self.workload.next();
+        }
+        milestones.clear();
+        self.flows.milestones = milestones;
         self.schedule_arrival();
     }
 }

@@ -232,6 +232,13 @@ impl<'a> Ctx<'a> {
         self.flows.delivered(flow, bytes, self.now);
     }
 
+    /// The flow's sender has handed its last new byte to its NIC (once per flow; flows that wait
+    /// for it start then, see `workload::dag`).
+    #[inline]
+    pub fn sent(&mut self, flow: FlowId) {
+        self.flows.sent(flow);
+    }
+
     /// The receiver has every byte of the flow.
     #[inline]
     pub fn finished(&mut self, flow: FlowId) {

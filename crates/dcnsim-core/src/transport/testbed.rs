@@ -145,7 +145,7 @@ impl<P: Protocol> Testbed<P> {
                 return;
             }
             self.next += 1;
-            let rec = FlowRecord { src, dst, size, start, end: None, component: 0 };
+            let rec = FlowRecord { src, dst, size, start, end: None, component: 0, tag: 0 };
             let id = self.flows.start(rec);
             let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, self.framing, 0);
             self.proto.start_flow(&mut ctx, id);

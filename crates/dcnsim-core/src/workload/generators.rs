@@ -3,6 +3,8 @@
 //! only its next event, so memory does not grow with simulated time.
 
 use super::spec::{ComponentSpec, IncastMode, Kind, ListedFlow, LoopSizes, WorkloadSpec};
+use super::dag::Milestone;
+use super::dag_run::{self, DagRun};
 use super::{FlowArrival, WorkloadEnv};
 use crate::engine::rng::Rng;
 use crate::spec_reader::SpecResult;
@@ -21,6 +23,9 @@ enum Source {
     /// `connections` messages per source from `start`; each completion starts the next
     /// (`Workload::on_finished`), to the fixed receiver or a random host, of a fixed or drawn size.
     ClosedLoop { think: Time, think_exponential: bool, receiver: Option<u32>, sizes: LoopSizes, stop: Time },
+    /// A dependency graph: flows start at times or when triggers fire (`dag_run`); its due flows
+    /// are held by the run, not in `ready`.
+    Dag(Box<DagRun>),
 }
 
 struct Component {
@@ -36,6 +41,8 @@ pub struct Workload {
     names: Vec<String>,
     excluded: Vec<bool>,
     hosts: u32,
+    /// No arrival at or after this time starts.
+    end: Time,
     offered_bytes_per_sec: f64,
 }
 
@@ -102,7 +109,7 @@ fn closed_loop(
         for _ in 0..*connections {
             let wait = if *think_exponential { rng.exponential(*think as f64).round() as Time } else { 0 };
             let (dst, size_bytes) = next_message(&source, rng, env.hosts, src);
-            first.push(FlowArrival { start: *start + wait, src, dst, size_bytes, component: index });
+            first.push(FlowArrival { start: *start + wait, src, dst, size_bytes, component: index, tag: 0 });
         }
     }
     first.sort_by_key(|a| a.start);
@@ -162,6 +169,7 @@ fn build_component(
         dst,
         size_bytes: size,
         component: index,
+        tag: 0,
     };
     Ok(match &c.kind {
         Kind::Poisson { load, cdf, rule, start, stop } => {
@@ -209,6 +217,14 @@ fn build_component(
             let (source, first) = closed_loop(c, env, rng, index)?;
             BuiltComponent { source, ready: first.into(), offered: 0.0 }
         }
+        Kind::Dag { dag, file } => {
+            if let Some(f) = dag.flows.iter().find(|f| f.src >= env.hosts || f.dst >= env.hosts) {
+                let what = format!("flow {} -> {} names a host that does not exist (hosts are 0..{})", f.src, f.dst, env.hosts);
+                return Err(c.err("path", format!("{file}: {what}")));
+            }
+            let run = DagRun::new((**dag).clone(), rng.clone());
+            BuiltComponent { source: Source::Dag(Box::new(run)), ready: VecDeque::new(), offered: 0.0 }
+        }
     })
 }
 
@@ -251,6 +267,7 @@ impl Workload {
             names: spec.components.iter().map(|c| c.name.clone()).collect(),
             excluded: spec.components.iter().map(|c| c.exclude_from_slowdown).collect(),
             hosts: env.hosts,
+            end: env.end,
             offered_bytes_per_sec: offered,
         })
     }
@@ -269,7 +286,7 @@ impl Workload {
                 let src = c.rng.below(hosts as u64) as u32;
                 let dst = other_host(&mut c.rng, hosts, src);
                 let size = cdf.sample(&mut c.rng, *rule);
-                c.ready.push_back(FlowArrival { start: t, src, dst, size_bytes: size, component: c.index });
+                c.ready.push_back(FlowArrival { start: t, src, dst, size_bytes: size, component: c.index, tag: 0 });
                 *next += c.rng.exponential(*gap);
             }
             Source::Overlay { next, gap, periodic, stop, senders, size, pool } => {
@@ -281,24 +298,46 @@ impl Workload {
                 draw_distinct(&mut c.rng, pool, k + 1);
                 let r = pool[0];
                 for &s in &pool[1..=k] {
-                    c.ready.push_back(FlowArrival { start: t, src: s, dst: r, size_bytes: *size, component: c.index });
+                    c.ready.push_back(FlowArrival { start: t, src: s, dst: r, size_bytes: *size, component: c.index, tag: 0 });
                 }
                 *next += if *periodic { *gap } else { c.rng.exponential(*gap) };
             }
-            Source::Fixed | Source::ClosedLoop { .. } => {}
+            Source::Fixed | Source::ClosedLoop { .. } | Source::Dag(_) => {}
         }
     }
 
-    /// Which components restart on completion (for the flow log to watch).
-    pub fn closed_loop_components(&self) -> Vec<bool> {
-        self.components.iter().map(|c| matches!(c.source, Source::ClosedLoop { .. })).collect()
+    /// The component's next arrival, if any is due before the end of the run.
+    fn front(c: &Component, end: Time) -> Option<FlowArrival> {
+        let Source::Dag(run) = &c.source else { return c.ready.front().copied() };
+        let (start, flow, iteration) = run.peek().filter(|d| d.0 < end)?;
+        let f = &run.dag.flows[flow as usize];
+        let tag = dag_run::tag(flow, iteration);
+        Some(FlowArrival { start, src: f.src, dst: f.dst, size_bytes: f.size, component: c.index, tag })
+    }
+
+    /// Which components wait for their flows' milestones (for the flow log to watch).
+    pub fn watched_components(&self) -> Vec<bool> {
+        self.components.iter().map(|c| matches!(c.source, Source::ClosedLoop { .. } | Source::Dag(_))).collect()
+    }
+
+    /// A watched flow reached `milestone` at `now`: a closed loop queues its source's next message
+    /// on `Received`, a dependency graph activates the flow's trigger. Returns whether an arrival
+    /// was queued.
+    pub fn on_milestone(&mut self, flow: &FlowArrival, milestone: Milestone, now: Time) -> bool {
+        match &mut self.components[flow.component as usize].source {
+            Source::Dag(run) => run.on_milestone(flow.tag, milestone, now),
+            Source::ClosedLoop { .. } if milestone == Milestone::Received => {
+                self.on_finished(flow.component, flow.src, flow.dst, flow.size_bytes, now)
+            }
+            _ => false,
+        }
     }
 
     /// A closed-loop flow finished at `now`: its source's next message. Returns whether one was
     /// queued (not past the component's stop). Completions come in time order, so the
     /// component's arrivals stay in start order.
     /// (The finished message's `_dst` and `_size` are not needed: the loop's are fixed or drawn.)
-    pub fn on_finished(&mut self, component: u16, src: u32, _dst: u32, _size: u64, now: Time) -> bool {
+    fn on_finished(&mut self, component: u16, src: u32, _dst: u32, _size: u64, now: Time) -> bool {
         let hosts = self.hosts;
         let c = &mut self.components[component as usize];
         let Source::ClosedLoop { think, think_exponential, stop, .. } = c.source else {
@@ -313,14 +352,21 @@ impl Workload {
         // Random waits break completion order: keep the component's arrivals in start order.
         let at = c.ready.partition_point(|a| a.start <= start);
         debug_assert!(think_exponential || at == c.ready.len(), "fixed waits keep completion order");
-        c.ready.insert(at, FlowArrival { start, src, dst, size_bytes: size, component });
+        c.ready.insert(at, FlowArrival { start, src, dst, size_bytes: size, component, tag: 0 });
         true
     }
 
     /// Returns an arrival taken by `next` to the front of its component, so that an earlier one
     /// queued since (a closed-loop restart) can go first.
     pub fn unget(&mut self, a: FlowArrival) {
-        self.components[a.component as usize].ready.push_front(a);
+        let c = &mut self.components[a.component as usize];
+        match &mut c.source {
+            Source::Dag(run) => {
+                let (flow, iteration) = dag_run::untag(a.tag);
+                run.unpop(a.start, flow, iteration);
+            }
+            _ => c.ready.push_front(a),
+        }
     }
 }
 
@@ -330,17 +376,24 @@ impl Iterator for Workload {
     /// The next arrival over all components: earliest start, ties to the lower component index,
     /// then generation order. A linear scan: runs have a handful of components, not hundreds.
     fn next(&mut self) -> Option<FlowArrival> {
-        let hosts = self.hosts;
-        let mut best: Option<usize> = None;
+        let (hosts, end) = (self.hosts, self.end);
+        let mut best: Option<(usize, FlowArrival)> = None;
         for i in 0..self.components.len() {
             Self::refill(&mut self.components[i], hosts);
-            if let Some(a) = self.components[i].ready.front() {
-                if best.is_none_or(|b| a.start < self.components[b].ready[0].start) {
-                    best = Some(i);
+            if let Some(a) = Self::front(&self.components[i], end) {
+                if best.is_none_or(|(_, b)| a.start < b.start) {
+                    best = Some((i, a));
                 }
             }
         }
-        self.components[best?].ready.pop_front()
+        let (i, a) = best?;
+        match &mut self.components[i].source {
+            Source::Dag(run) => run.pop(),
+            _ => {
+                self.components[i].ready.pop_front();
+            }
+        }
+        Some(a)
     }
 }
 

@@ -10,6 +10,8 @@
 //!   its spec and seed.
 
 pub mod cdf;
+pub mod dag;
+pub mod dag_run;
 pub mod flow_list;
 pub mod generators;
 pub mod spec;
@@ -30,6 +32,9 @@ pub struct FlowArrival {
     pub size_bytes: u64,
     /// Index of the `[[workload]]` component that made it.
     pub component: u16,
+    /// The component's own mark, returned with the flow's milestones (a dependency graph's flow
+    /// and iteration, `dag_run::tag`); 0 elsewhere.
+    pub tag: u64,
 }
 
 /// What a workload needs to know about the run.

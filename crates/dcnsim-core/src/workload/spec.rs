@@ -53,6 +53,12 @@ pub enum Kind {
         flows: Vec<ListedFlow>,
         inline: bool,
     },
+    /// Flows that wait for flows (a flow list with dependency columns, an htsim connection matrix);
+    /// `file` names the origin in messages.
+    Dag {
+        dag: Box<super::dag::Dag>,
+        file: String,
+    },
     ClosedLoop {
         sources: Vec<u32>,
         /// `None`: each message to a uniformly random other host.
@@ -465,6 +471,13 @@ impl WorkloadSpec {
                             c.path,
                             flows.len()
                         ));
+                    }
+                }
+                Kind::Dag { dag, file } => {
+                    let first = (0..dag.flows.len() as u32).filter(|&i| dag.starts_at_time(i));
+                    if first.map(|i| dag.flows[i as usize].start).min().is_some_and(|t| t >= run.end) {
+                        let what = format!("no flow of {file} starts before the end of the run (duration_us = {end_us})");
+                        return Err(c.err("path", what));
                     }
                 }
             }

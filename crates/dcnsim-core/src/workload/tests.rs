@@ -1,6 +1,7 @@
 //! End-to-end workload tests: spec text -> `WorkloadSpec` -> `Workload` -> arrivals.
 
 use super::{FlowArrival, Workload, WorkloadEnv, WorkloadSpec};
+use super::dag::Milestone;
 use crate::spec_reader::{Section, SpecResult};
 use crate::time::{Rate, Time, SEC, US};
 use std::path::PathBuf;
@@ -327,7 +328,7 @@ fn closed_loops_to_random_hosts_with_drawn_sizes_and_exponential_waits() {
         assert!(a.start >= last, "arrivals in start order");
         last = a.start;
         assert!(a.src < 20 && a.dst != a.src && a.dst < 32);
-        w.on_finished(a.component, a.src, a.dst, a.size_bytes, a.start);
+        w.on_milestone(&a, Milestone::Received, a.start);
         got.push(a);
     }
     let n = got.len() as f64;
