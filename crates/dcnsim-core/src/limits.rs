@@ -39,6 +39,13 @@ pub const MAX_WORKLOAD_COMPONENTS: usize = u16::MAX as usize;
 /// arithmetic on byte counts (sums over flows stay far below 2^64).
 pub const MAX_FLOW_BYTES: u64 = 1 << 40;
 
+/// Iterations of a dependency graph (a training job's loop); a flow's tag holds its iteration in
+/// 32 bits.
+pub const MAX_ITERATIONS: u64 = 1 << 24;
+
+/// Pipelined chunks of each transfer of a collective.
+pub const MAX_CHUNKS: u64 = 1 << 12;
+
 // ---- Packets and links ----
 
 /// Largest packet on the wire (MTU and control packets), bytes: jumbo frames are 9 KB; 64 KiB is
@@ -107,6 +114,7 @@ const _: () = assert!(MAX_PRIORITIES as u32 <= u8::BITS, "paused classes are bit
 const _: () = assert!(MAX_TRANSPORTS <= u8::MAX as usize + 1, "timers carry the transport index in a u8");
 const _: () = assert!(MAX_WORKLOAD_COMPONENTS <= u16::MAX as usize + 1, "flows carry the component in a u16");
 const _: () = assert!(MAX_PACKET_BYTES <= u32::MAX as u64, "packet sizes are u32");
+const _: () = assert!(MAX_ITERATIONS <= u32::MAX as u64, "a flow's tag holds its iteration in 32 bits");
 const _: () = assert!(MIN_MTU_BYTES < MAX_PACKET_BYTES);
 const _: () = assert!(MAX_FLOW_BYTES <= u64::MAX >> 20, "a million such flows still sum within a u64");
 

@@ -183,6 +183,14 @@ impl<'a> Section<'a> {
         }
     }
 
+    /// Whether `key` is given as an array (for keys that take one value or a list).
+    pub fn is_array(&self, key: &str) -> bool {
+        match self.mode {
+            Mode::Read(m) => matches!(m.get(key), Some(Value::Array(_))),
+            Mode::Describe(..) => false,
+        }
+    }
+
     fn missing(&self, key: &str) -> SpecError {
         let mut msg = "required key is missing".to_string();
         if let Mode::Read(m) = self.mode {
@@ -391,6 +399,15 @@ impl<'a> Section<'a> {
         }?;
         self.note(key, r.clone());
         Ok(r)
+    }
+
+    /// An optional list of non-negative integers; empty when absent.
+    pub fn u64_list_or(&mut self, key: &str, unit: &'static str, doc: &'static str) -> SpecResult<Vec<u64>> {
+        if self.has(key) || self.is_describe() {
+            return self.u64_list(key, unit, doc);
+        }
+        self.record(key, "array of integers".into(), unit, Some("[]".into()), doc);
+        Ok(Vec::new())
     }
 
     /// A list of floats (e.g. size-group edges); `default` when absent.

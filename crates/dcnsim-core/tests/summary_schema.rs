@@ -6,7 +6,8 @@ use dcnsim_core::api::summary_schema;
 
 const RUN: &str = "setup = \"dctcp-ndp-paper\"\nseed = 1\nduration_us = 300.0\n\
     [topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate_gbps = 10.0\n\
-    [[workload]]\nkind = \"permutation\"\nsize_bytes = 100000\n";
+    [[workload]]\nkind = \"permutation\"\nsize_bytes = 100000\n\
+    [[workload]]\nkind = \"collective\"\ncollective = \"ring_allreduce\"\nranks = 4\nsize_bytes = 40000\n";
 
 /// The values at a schema path (`{key}`: every key of a table, `[{key}]`: every item of a list).
 fn values_at<'a>(v: &'a serde_json::Value, path: &str) -> Vec<&'a serde_json::Value> {

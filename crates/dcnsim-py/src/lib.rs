@@ -161,7 +161,8 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
 
 /// The result of a run, kept in Rust until Python asks for a part of it: `table(name)` encodes
 /// one table's columns for a DataFrame (see `column`), `write_parquet` writes one straight to a
-/// file. Table names: "flows", "ports", "switches", "timeseries", "trace", "flow_state".
+/// file. Table names: "flows", "ports", "switches", "timeseries", "trace", "flow_state",
+/// "collectives", "iterations".
 #[pyclass(frozen)]
 struct RunOutput(api::RunOutput);
 
@@ -175,6 +176,8 @@ impl RunOutput {
             "timeseries" => &o.timeseries,
             "trace" => &o.trace,
             "flow_state" => &o.flow_state,
+            "collectives" => &o.collectives,
+            "iterations" => &o.iterations,
             _ => return Err(PyValueError::new_err(format!("no result table named {name:?}"))),
         })
     }

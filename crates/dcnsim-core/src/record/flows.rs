@@ -56,7 +56,6 @@ pub struct FlowLog {
     pub watched: Vec<bool>,
     /// Milestones of watched flows since the simulator last looked (it starts their successors).
     pub milestones: Vec<(FlowId, Milestone)>,
-
 }
 
 pub use crate::limits::MAX_FLOWS;

@@ -1,6 +1,7 @@
 //! Reporters: a finished simulation turned into results (the summary, flow, port and switch tables,
 //! the exact ideal FCT, traces). Above the run loop; they read `scenario::Simulation` and everything
 //! below it, and only `api` imports them.
+pub mod collectives;
 pub mod fabric;
 pub mod flow_table;
 pub mod ideal;

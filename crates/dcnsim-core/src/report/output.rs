@@ -19,6 +19,12 @@ pub struct RunOutput {
     /// The traced flows' control state over time (empty without `[trace]`): time_ps, flow_id,
     /// variable, value.
     pub flow_state: Table,
+    /// Training jobs (`kind = "collective"`): one row per collective run (job, iteration,
+    /// collective, kind, size_bytes, start_ps, end_ps, ideal_ps, slowdown).
+    pub collectives: Table,
+    /// One row per job iteration: job, iteration, start_ps, end_ps, iteration_ps, compute_ps,
+    /// communication_ps, exposed_communication_ps.
+    pub iterations: Table,
     /// Aggregates and provenance (spec, seed, version, wall time, events), as JSON.
     pub summary: serde_json::Value,
     /// The spec with every default filled in.

@@ -257,6 +257,7 @@ summary_part! {
         packets: Packets => ("", "", "the packet pool"),
         transport: Map<String, Value> => ("", "", "the first transport's counters over the whole run"),
         window_counts: WindowCounts => ("", "", "counters over the measurement window"),
+        jobs: Map<String, Value> => ("", "", "training jobs (kind = collective) by name: iterations_finished, iteration_us_mean and _p99, collective_slowdown_mean and _p99"),
         warnings: Vec<String> => ("", "", "what the results cannot say, each \"`field`: message\""),
         spec: Value => ("", "", "the resolved spec"),
     }
@@ -297,6 +298,25 @@ fn packets(pool: &crate::net::packet::PacketPool) -> Packets {
 /// `wall_s`: wall-clock seconds of the event loop. Fails if a flow beat its ideal FCT (a bug).
 /// The result of a finished simulation; the flow table only `with_flow_table` (the summary's
 /// statistics are computed either way).
+/// The run's output from its tables (flows, ports, switches, time series, collectives,
+/// iterations); the traces are attached by the caller.
+fn output(tables: (Table, Table, Table, Table, Table, Table), summary: Value, resolved: Value) -> RunOutput {
+    let (flows, ports, switches, timeseries, collectives, iterations) = tables;
+    let (trace, flow_state) = (Table::default(), Table::default());
+    RunOutput {
+        flows,
+        ports,
+        switches,
+        timeseries,
+        trace,
+        flow_state,
+        collectives,
+        iterations,
+        summary,
+        resolved_spec: resolved,
+    }
+}
+
 pub fn collect(
     sim: &Simulation,
     resolved: Value,
@@ -323,6 +343,7 @@ pub fn collect(
     let offered_window: u64 = sim.flows.records.iter().filter(|r| r.start >= window_start).map(|r| r.size).sum();
     let mut warnings = spec.warnings.clone();
     warnings.extend(run_warnings(sim, slowdowns.len(), unfinished_sizes.len()));
+    let jobs = super::collectives::job_results(sim);
     let summary = Summary {
         name: spec.name.clone(),
         version: crate::VERSION,
@@ -355,6 +376,7 @@ pub fn collect(
         packets: packets(&net.pool),
         transport: counters(&sim.transports[0]),
         window_counts: window_counts(sim),
+        jobs: jobs.summary,
         warnings,
         spec: resolved.clone(),
     };
@@ -364,10 +386,10 @@ pub fn collect(
     }
     let timeseries = timeseries_table(sim);
     // The traces are taken out of the simulation and attached by the caller (`TraceOutput`).
-    let (trace, flow_state) = (Table::default(), Table::default());
     let mut switches = sw.table;
     super::fabric::extend(sim, &mut ports, &mut switches, &mut summary);
-    Ok(RunOutput { flows, ports, switches, timeseries, trace, flow_state, summary, resolved_spec: resolved })
+    let tables = (flows, ports, switches, timeseries, jobs.collectives, jobs.iterations);
+    Ok(output(tables, summary, resolved))
 }
 
 /// The time series: switch queues (and shared-buffer use) per switch, receive rates per host.

@@ -29,9 +29,14 @@ pub enum Delay {
     Fixed(Time),
     /// Uniform in [low, high].
     Uniform(Time, Time),
-    Exponential { mean: Time },
+    Exponential {
+        mean: Time,
+    },
     /// Normal, truncated at zero.
-    Normal { mean: Time, sd: Time },
+    Normal {
+        mean: Time,
+        sd: Time,
+    },
 }
 
 impl Delay {
@@ -146,6 +151,17 @@ pub struct Dag {
     pub trigger_names: Vec<String>,
     /// Iterations of the whole graph (1 = no loop).
     pub iterations: u32,
+    /// Named groups of consecutive flows (a job's collectives), for the reports.
+    pub groups: Vec<Group>,
+}
+
+/// A named group of consecutive flows of the graph: one collective of a job's iteration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub name: String,
+    /// The collective's buffer size.
+    pub bytes: u64,
+    pub flows: std::ops::Range<u32>,
 }
 
 impl Dag {
@@ -257,9 +273,6 @@ impl Dag {
             if tr.needed == 0 {
                 let name = self.trigger_name(t);
                 return Err(format!("trigger {name} is never activated: no flow activates it when sent or received"));
-            }
-            if tr.count == 0 {
-                return Err(format!("trigger {} starts no flow", self.trigger_name(t)));
             }
         }
         if nf > 0 && !(0..nf).any(|i| self.starts_at_time(i)) {

@@ -41,10 +41,17 @@ impl DagRun {
     /// are due at their start times in the first iteration.
     pub fn new(dag: Dag, rng: Rng) -> DagRun {
         let mut run = DagRun { dag, rng, due: BinaryHeap::new(), order: 0, state: HashMap::new(), newest_iteration: 0 };
+        // A loop-back trigger "fires" at the start of the first iteration too: its delay (a rank's
+        // compute) is drawn once and precedes the flows it starts there.
+        let mut first_delay: Vec<Option<Time>> = vec![None; run.dag.triggers.len()];
         for i in 0..run.dag.flows.len() as u32 {
             if run.dag.starts_at_time(i) {
                 let f = run.dag.flows[i as usize];
-                run.push(f.start, i, 0);
+                let delay = match f.start_trigger {
+                    super::dag::NONE => 0,
+                    t => *first_delay[t as usize].get_or_insert_with(|| run.draw_delay(t)),
+                };
+                run.push(f.start + delay, i, 0);
             }
         }
         run
@@ -109,14 +116,24 @@ impl DagRun {
             let keep_from = target_iteration.saturating_sub(2);
             self.state.retain(|&(i, _), _| i >= keep_from);
         }
-        let delay = (trigger.delay.draw(&mut self.rng) as f64 * trigger.scale).round() as Time;
-        let start = now + delay;
+        let start = now + self.draw_delay(t);
         let targets = self.dag.targets(t).len();
         for k in 0..targets {
             let g = self.dag.targets(t)[k];
             self.push(start, g, target_iteration);
         }
         targets > 0
+    }
+
+    /// A firing's delay: drawn from the trigger's law, scaled (a straggler computes slower).
+    fn draw_delay(&mut self, t: u32) -> Time {
+        let trigger = &self.dag.triggers[t as usize];
+        let (delay, scale) = (trigger.delay, trigger.scale);
+        if scale == 1.0 {
+            delay.draw(&mut self.rng)
+        } else {
+            (delay.draw(&mut self.rng) as f64 * scale).round() as Time
+        }
     }
 
     /// Trigger states held (for memory tests).
@@ -151,7 +168,11 @@ mod tests {
         let mut now = 0;
         for iteration in 0..10 {
             let first = run.peek().unwrap();
-            assert_eq!(first, (if iteration == 0 { 10 } else { now + 5 }, 0, iteration));
+            assert_eq!(
+                first,
+                (if iteration == 0 { 15 } else { now + 5 }, 0, iteration),
+                "compute precedes every iteration"
+            );
             run.pop();
             assert!(run.peek().is_none(), "flow 1 waits for flow 0");
             now = first.0 + 40;

@@ -2,9 +2,9 @@
 //! generated ahead of time: a Poisson component holds only its next arrival and an incast overlay
 //! only its next event, so memory does not grow with simulated time.
 
-use super::spec::{ComponentSpec, IncastMode, Kind, ListedFlow, LoopSizes, WorkloadSpec};
 use super::dag::Milestone;
 use super::dag_run::{self, DagRun};
+use super::spec::{ComponentSpec, IncastMode, Kind, ListedFlow, LoopSizes, WorkloadSpec};
 use super::{FlowArrival, WorkloadEnv};
 use crate::engine::rng::Rng;
 use crate::spec_reader::SpecResult;
@@ -217,15 +217,27 @@ fn build_component(
             let (source, first) = closed_loop(c, env, rng, index)?;
             BuiltComponent { source, ready: first.into(), offered: 0.0 }
         }
+        Kind::Dag { .. } | Kind::Collective(_) => graph_component(c, env, rng)?,
+    })
+}
+
+/// A component that plays a dependency graph: given (a flow list with dependencies, a connection
+/// matrix) or built (a job's collectives).
+fn graph_component(c: &ComponentSpec, env: &WorkloadEnv, rng: &mut Rng) -> SpecResult<BuiltComponent> {
+    let dag = match &c.kind {
         Kind::Dag { dag, file } => {
             if let Some(f) = dag.flows.iter().find(|f| f.src >= env.hosts || f.dst >= env.hosts) {
-                let what = format!("flow {} -> {} names a host that does not exist (hosts are 0..{})", f.src, f.dst, env.hosts);
+                let (src, dst, hosts) = (f.src, f.dst, env.hosts);
+                let what = format!("flow {src} -> {dst} names a host that does not exist (hosts are 0..{hosts})");
                 return Err(c.err("path", format!("{file}: {what}")));
             }
-            let run = DagRun::new((**dag).clone(), rng.clone());
-            BuiltComponent { source: Source::Dag(Box::new(run)), ready: VecDeque::new(), offered: 0.0 }
+            (**dag).clone()
         }
-    })
+        Kind::Collective(job) => super::collective::build(job, env, rng).map_err(|(key, m)| c.err(key, m))?,
+        _ => unreachable!("not a graph"),
+    };
+    let run = DagRun::new(dag, rng.clone());
+    Ok(BuiltComponent { source: Source::Dag(Box::new(run)), ready: VecDeque::new(), offered: 0.0 })
 }
 
 /// An incast overlay: `senders` x `size` bytes into a random receiver, at `load` of `capacity`.
@@ -298,7 +310,14 @@ impl Workload {
                 draw_distinct(&mut c.rng, pool, k + 1);
                 let r = pool[0];
                 for &s in &pool[1..=k] {
-                    c.ready.push_back(FlowArrival { start: t, src: s, dst: r, size_bytes: *size, component: c.index, tag: 0 });
+                    c.ready.push_back(FlowArrival {
+                        start: t,
+                        src: s,
+                        dst: r,
+                        size_bytes: *size,
+                        component: c.index,
+                        tag: 0,
+                    });
                 }
                 *next += if *periodic { *gap } else { c.rng.exponential(*gap) };
             }
@@ -400,6 +419,25 @@ impl Iterator for Workload {
 impl Workload {
     pub fn component_names(&self) -> Vec<String> {
         self.names.clone()
+    }
+
+    /// The dependency graph a component plays (a job, a flow list with dependencies, a
+    /// connection matrix).
+    pub fn graph(&self, component: u16) -> Option<&super::dag::Dag> {
+        match &self.components[component as usize].source {
+            Source::Dag(run) => Some(&run.dag),
+            _ => None,
+        }
+    }
+
+    /// When a graph's first flows may start (before any delay): a job's start.
+    pub fn graph_start(&self, component: u16) -> Time {
+        let Some(dag) = self.graph(component) else { return 0 };
+        (0..dag.flows.len() as u32)
+            .filter(|&i| dag.starts_at_time(i))
+            .map(|i| dag.flows[i as usize].start)
+            .min()
+            .unwrap_or(0)
     }
 
     pub fn excluded_from_slowdown(&self, component: u16) -> bool {

@@ -10,6 +10,8 @@
 //!   its spec and seed.
 
 pub mod cdf;
+pub mod collective;
+pub mod collective_spec;
 pub mod dag;
 pub mod dag_run;
 pub mod flow_list;

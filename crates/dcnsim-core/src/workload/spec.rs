@@ -17,6 +17,11 @@ pub const KINDS: &[(&str, &str)] = &[
         "each source keeps `connections` messages outstanding (to the receiver, or each to a random host): the \
          next starts think_us (fixed or exponential) after the last finishes",
     ),
+    (
+        "collective",
+        "a training job: ranks placed on hosts repeat compute then collectives (all-reduce, all-gather, \
+         reduce-scatter, all-to-all, broadcast), each transfer a flow that waits for the data it forwards",
+    ),
 ];
 
 pub fn shipped_cdf_names() -> Vec<&'static str> {
@@ -53,6 +58,8 @@ pub enum Kind {
         flows: Vec<ListedFlow>,
         inline: bool,
     },
+    /// A training job: ranks repeating compute then collectives (`collective.rs`).
+    Collective(Box<super::collective::CollectiveSpec>),
     /// Flows that wait for flows (a flow list with dependency columns, an htsim connection matrix);
     /// `file` names the origin in messages.
     Dag {
@@ -352,6 +359,7 @@ fn read_kind(s: &mut Section, kind: &str) -> SpecResult<Kind> {
         "incast" => read_incast(s),
         "flow_list" => read_flow_list(s),
         "closed_loop" => read_closed_loop(s),
+        "collective" => Ok(Kind::Collective(Box::new(super::collective_spec::read(s)?))),
         other => unreachable!("kind {other} passed the choice check"),
     }
 }
@@ -473,10 +481,12 @@ impl WorkloadSpec {
                         ));
                     }
                 }
+                Kind::Collective(job) => after_end(c, "start_us", job.start)?,
                 Kind::Dag { dag, file } => {
                     let first = (0..dag.flows.len() as u32).filter(|&i| dag.starts_at_time(i));
                     if first.map(|i| dag.flows[i as usize].start).min().is_some_and(|t| t >= run.end) {
-                        let what = format!("no flow of {file} starts before the end of the run (duration_us = {end_us})");
+                        let what =
+                            format!("no flow of {file} starts before the end of the run (duration_us = {end_us})");
                         return Err(c.err("path", what));
                     }
                 }
