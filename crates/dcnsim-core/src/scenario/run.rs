@@ -465,7 +465,14 @@ impl Simulation {
         let mut queued = false;
         for &(id, milestone) in &milestones {
             let r = self.flows.get(id);
-            let flow = FlowArrival { start: r.start, src: r.src, dst: r.dst, size_bytes: r.size, component: r.component, tag: r.tag };
+            let flow = FlowArrival {
+                start: r.start,
+                src: r.src,
+                dst: r.dst,
+                size_bytes: r.size,
+                component: r.component,
+                tag: r.tag,
+            };
             queued |= self.workload.on_milestone(&flow, milestone, now);
         }
         if queued {

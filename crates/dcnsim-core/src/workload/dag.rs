@@ -29,9 +29,14 @@ pub enum Delay {
     Fixed(Time),
     /// Uniform in [low, high].
     Uniform(Time, Time),
-    Exponential { mean: Time },
+    Exponential {
+        mean: Time,
+    },
     /// Normal, truncated at zero.
-    Normal { mean: Time, sd: Time },
+    Normal {
+        mean: Time,
+        sd: Time,
+    },
 }
 
 impl Delay {

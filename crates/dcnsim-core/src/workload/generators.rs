@@ -2,9 +2,9 @@
 //! generated ahead of time: a Poisson component holds only its next arrival and an incast overlay
 //! only its next event, so memory does not grow with simulated time.
 
-use super::spec::{ComponentSpec, IncastMode, Kind, ListedFlow, LoopSizes, WorkloadSpec};
 use super::dag::Milestone;
 use super::dag_run::{self, DagRun};
+use super::spec::{ComponentSpec, IncastMode, Kind, ListedFlow, LoopSizes, WorkloadSpec};
 use super::{FlowArrival, WorkloadEnv};
 use crate::engine::rng::Rng;
 use crate::spec_reader::SpecResult;
@@ -219,7 +219,10 @@ fn build_component(
         }
         Kind::Dag { dag, file } => {
             if let Some(f) = dag.flows.iter().find(|f| f.src >= env.hosts || f.dst >= env.hosts) {
-                let what = format!("flow {} -> {} names a host that does not exist (hosts are 0..{})", f.src, f.dst, env.hosts);
+                let what = format!(
+                    "flow {} -> {} names a host that does not exist (hosts are 0..{})",
+                    f.src, f.dst, env.hosts
+                );
                 return Err(c.err("path", format!("{file}: {what}")));
             }
             let run = DagRun::new((**dag).clone(), rng.clone());
@@ -298,7 +301,14 @@ impl Workload {
                 draw_distinct(&mut c.rng, pool, k + 1);
                 let r = pool[0];
                 for &s in &pool[1..=k] {
-                    c.ready.push_back(FlowArrival { start: t, src: s, dst: r, size_bytes: *size, component: c.index, tag: 0 });
+                    c.ready.push_back(FlowArrival {
+                        start: t,
+                        src: s,
+                        dst: r,
+                        size_bytes: *size,
+                        component: c.index,
+                        tag: 0,
+                    });
                 }
                 *next += if *periodic { *gap } else { c.rng.exponential(*gap) };
             }

@@ -476,7 +476,8 @@ impl WorkloadSpec {
                 Kind::Dag { dag, file } => {
                     let first = (0..dag.flows.len() as u32).filter(|&i| dag.starts_at_time(i));
                     if first.map(|i| dag.flows[i as usize].start).min().is_some_and(|t| t >= run.end) {
-                        let what = format!("no flow of {file} starts before the end of the run (duration_us = {end_us})");
+                        let what =
+                            format!("no flow of {file} starts before the end of the run (duration_us = {end_us})");
                         return Err(c.err("path", what));
                     }
                 }

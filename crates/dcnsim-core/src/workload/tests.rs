@@ -1,7 +1,7 @@
 //! End-to-end workload tests: spec text -> `WorkloadSpec` -> `Workload` -> arrivals.
 
-use super::{FlowArrival, Workload, WorkloadEnv, WorkloadSpec};
 use super::dag::Milestone;
+use super::{FlowArrival, Workload, WorkloadEnv, WorkloadSpec};
 use crate::spec_reader::{Section, SpecResult};
 use crate::time::{Rate, Time, SEC, US};
 use std::path::PathBuf;
