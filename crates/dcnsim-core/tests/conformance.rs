@@ -8,8 +8,10 @@
 //! a leaf-spine, from 1 byte to 1 MB; a 16-to-1 incast into small buffers delivers every byte of
 //! every flow exactly once; the same seed gives the same tables and another seed other ones;
 //! counters are present, snake_case and unique; stray and duplicate packets of every kind, for
-//! finished and never-started flows, change nothing; with random loss on every link every flow
-//! still completes with exactly its bytes. Every run also checks packet conservation and the
+//! finished and never-started flows, change nothing (nor report `Sent` again); with random loss on
+//! every link every flow still completes with exactly its bytes; every finished flow reported
+//! `Sent` (its sender handed the last new byte to its NIC) exactly once, no sooner than its start
+//! and no later than its finish, with and without loss. Every run also checks packet conservation and the
 //! other run invariants (`common::check_invariants`, and the simulator's own check at the end).
 //!
 //! A protocol that cannot pass a case says so in its declaration (`exempt`, with the reason); the
@@ -258,10 +260,12 @@ fn the_same_seed_gives_the_same_tables_and_another_seed_others() {
     });
 }
 
-/// Builds and runs a simulation (for cases that look inside it).
+/// Builds and runs a simulation (for cases that look inside it), logging every `Sent` report
+/// (`FlowLog::sent_log`).
 fn simulate(t: &toml::Table) -> Result<Simulation, String> {
     let (rs, _) = read_spec(&json(t)).map_err(|e| format!("{e}"))?;
     let mut sim = Simulation::new(rs).map_err(|e| format!("{e}"))?;
+    sim.flows.sent_log = Some(Vec::new());
     sim.run(&RunOptions::default()).map_err(|e| format!("{e}"))?;
     Ok(sim)
 }
@@ -298,10 +302,12 @@ fn counters_are_present_snake_case_and_unique() {
     });
 }
 
-/// What the run recorded about its flows: (end, delivered bytes) per flow, and the finished count.
-fn flow_snapshot(sim: &Simulation) -> (Vec<(Option<u64>, u64)>, u64) {
+/// What the run recorded about its flows: (end, delivered bytes) per flow, the finished count and
+/// the `Sent` reports.
+fn flow_snapshot(sim: &Simulation) -> (Vec<(Option<u64>, u64)>, u64, usize) {
     let f = &sim.flows;
-    (f.records.iter().zip(&f.delivered_per_flow).map(|(r, &d)| (r.end, d)).collect(), f.finished)
+    let sent = f.sent_log.as_ref().map_or(0, Vec::len);
+    (f.records.iter().zip(&f.delivered_per_flow).map(|(r, &d)| (r.end, d)).collect(), f.finished, sent)
 }
 
 /// Plausible stray packets of every kind between `a` and `b` for `flow` of `size` bytes: copies of
@@ -408,6 +414,74 @@ fn with_random_loss_on_every_link_every_flow_completes_with_its_bytes() {
             f.extend(all_delivered(&out).into_iter().map(|x| format!("seed {seed}: {x}")));
             if out.summary["queues"]["losses"].as_u64().unwrap() == 0 {
                 f.push(format!("seed {seed}: no packet was lost: the case tests nothing"));
+            }
+        }
+        f
+    });
+}
+
+/// Each flow's `Sent` reports against its record: every flow finished, and reported `Sent` exactly
+/// once, at or after its start (a one-packet flow goes out at once) and at or before its finish.
+fn sent_once_between_start_and_finish(sim: &Simulation) -> Vec<String> {
+    let f = &sim.flows;
+    let log = f.sent_log.as_deref().expect("simulate logs Sent reports");
+    let mut at: Vec<Vec<u64>> = vec![Vec::new(); f.records.len()];
+    let mut out = Vec::new();
+    for &(id, t) in log {
+        match at.get_mut(id as usize) {
+            Some(v) => v.push(t),
+            None => out.push(format!("Sent reported for flow {id}, which never started")),
+        }
+    }
+    for (i, (r, sent)) in f.records.iter().zip(&at).enumerate() {
+        let Some(end) = r.end else {
+            out.push(format!("flow {i} ({} B) did not finish", r.size));
+            continue;
+        };
+        match sent[..] {
+            [t] if r.start <= t && t <= end => {}
+            [t] => out.push(format!("flow {i} ({} B): Sent at {t} ps, outside [start {}, end {end}]", r.size, r.start)),
+            _ => out.push(format!("flow {i} ({} B): Sent reported {} times ({sent:?}), not once", r.size, sent.len())),
+        }
+    }
+    out
+}
+
+#[test]
+fn every_finished_flow_reports_sent_once_between_its_start_and_its_finish() {
+    for_each_protocol(Case::Sent, |p, c| {
+        let probe = protocol_spec(p, c, &format!("duration_us = 1.0\n[topology]\n{LEAF_SPINE}"));
+        let m = mss(&probe);
+        // One-packet flows, a short last packet, long flows, and three flows into host 0 at once.
+        let flows = [
+            (0, 5, 1, 1.0),
+            (1, 4, m, 1.0),
+            (2, 3, m + 1, 1.5),
+            (3, 1, 30 * m, 1.0),
+            (4, 2, 300_000, 2.0),
+            (5, 0, 100_000, 1.0),
+            (3, 0, 100_000, 1.0),
+            (1, 0, 100_000, 1.0),
+        ];
+        let wl = flow_list(&format!("sent-{p}"), &flows);
+        let mut f = Vec::new();
+        // Lossless, then lossy: retransmissions (of the last packet too) must not report again.
+        for (seed, loss) in [(1, 0.0), (2, 0.02)] {
+            let t = protocol_spec(
+                p,
+                c,
+                &format!(
+                    "seed = {seed}\nduration_us = 5000000.0\n[topology]\n{LEAF_SPINE}\nloss_probability = {loss:?}\n{wl}"
+                ),
+            );
+            match simulate(&t) {
+                Ok(sim) => {
+                    f.extend(sent_once_between_start_and_finish(&sim).into_iter().map(|x| format!("loss {loss}: {x}")));
+                    if loss > 0.0 && sim.net.ports.iter().all(|p| p.counters.losses == 0) {
+                        f.push(format!("loss {loss}: no packet was lost: the lossy run tests nothing"));
+                    }
+                }
+                Err(e) => f.push(format!("loss {loss}: {e}")),
             }
         }
         f

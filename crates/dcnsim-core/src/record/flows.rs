@@ -56,6 +56,10 @@ pub struct FlowLog {
     pub watched: Vec<bool>,
     /// Milestones of watched flows since the simulator last looked (it starts their successors).
     pub milestones: Vec<(FlowId, Milestone)>,
+    /// Every `Sent` report of every flow, watched or not, with its time, when `Some`: off (`None`)
+    /// unless a caller turns it on before the run (the conformance suite does, to check that each
+    /// protocol reports `Sent` once per flow, between the flow's start and its finish).
+    pub sent_log: Option<Vec<(FlowId, Time)>>,
 }
 
 pub use crate::limits::MAX_FLOWS;
@@ -75,6 +79,7 @@ impl FlowLog {
             rx_bins: None,
             watched: Vec::new(),
             milestones: Vec::new(),
+            sent_log: None,
         }
     }
 
@@ -139,10 +144,13 @@ impl FlowLog {
         self.watched.get(component as usize).copied().unwrap_or(false)
     }
 
-    /// The flow's sender has handed its last new byte to the NIC (each transport reports it once
-    /// per flow, before or when the flow finishes).
+    /// The flow's sender has handed its last new byte to the NIC at `now` (each transport reports it
+    /// once per flow, before or when the flow finishes).
     #[inline]
-    pub fn sent(&mut self, id: FlowId) {
+    pub fn sent(&mut self, id: FlowId, now: Time) {
+        if let Some(log) = &mut self.sent_log {
+            log.push((id, now));
+        }
         if self.is_watched(self.records[id as usize].component) {
             self.milestones.push((id, Milestone::Sent));
         }

@@ -44,4 +44,7 @@ pub enum Case {
     Counters,
     StrayPackets,
     RandomLoss,
+    /// Every finished flow reported its `Sent` milestone (`Ctx::sent`) exactly once, between its
+    /// start and its finish, with and without loss.
+    Sent,
 }

@@ -233,10 +233,12 @@ impl<'a> Ctx<'a> {
     }
 
     /// The flow's sender has handed its last new byte to its NIC (once per flow; flows that wait
-    /// for it start then, see `workload::dag`).
+    /// for it start then, see `workload::dag`). Every protocol calls it when it first sends the
+    /// packet carrying the last byte not sent before (a retransmission never counts); the
+    /// conformance suite holds each to once per flow, between the flow's start and its finish.
     #[inline]
     pub fn sent(&mut self, flow: FlowId) {
-        self.flows.sent(flow);
+        self.flows.sent(flow, self.now);
     }
 
     /// The receiver has every byte of the flow.

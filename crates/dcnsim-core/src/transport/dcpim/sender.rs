@@ -103,10 +103,17 @@ impl Dcpim {
             p.flags |= flags::RETX;
             self.counters.retransmitted += 1;
         }
+        // Tokens name packets, which need not come in order: the flow is `Sent` when its last
+        // not-yet-sent packet goes, i.e. when every packet has gone at least once.
+        let all_sent = fresh && c.tx_sent.count() == c.layout.packets();
+        let id = c.id;
         self.counters.unscheduled_sent += u64::from(unscheduled);
         c.tx_silence.heard(ctx.now());
         self.counters.data_sent += 1;
         ctx.send(p);
+        if all_sent {
+            ctx.sent(id);
+        }
     }
 
     /// A token: the sender may send the packet it names until it expires.

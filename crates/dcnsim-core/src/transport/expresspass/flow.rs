@@ -358,10 +358,17 @@ impl Xpass {
             p.flags |= flags::RETX;
             self.counters.retransmitted += 1;
         }
+        // New packets go in order (a NACK only moves `next_seq` back, below `sent_max`): the
+        // last one's first transmission is the flow's `Sent` milestone.
+        let first_last = seq >= c.sent_max && c.layout.is_last(seq);
         c.sent_max = c.sent_max.max(seq + 1);
         c.next_seq += 1;
         self.counters.data_sent += 1;
+        let id = c.id;
         ctx.send(p);
+        if first_last {
+            ctx.sent(id);
+        }
     }
 
     /// CREDIT_STOP; after an early one, a check 2 first-credit RTTs later (the code's 2 ms

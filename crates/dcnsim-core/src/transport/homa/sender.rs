@@ -36,6 +36,11 @@ impl Homa {
         self.counters.retransmitted += u64::from(retx);
         self.counters.unscheduled_sent += u64::from(!retx && idx < self.msgs[slot].unsched);
         ctx.send(p);
+        // New packets go in order (`next_new`): the last one's first transmission is `Sent`.
+        let m = &self.msgs[slot];
+        if !retx && m.layout.is_last(idx) {
+            ctx.sent(m.id);
+        }
         self.sync_ready(slot);
     }
 

@@ -91,6 +91,13 @@ impl MpConn {
             sub.extend(len);
             self.next_data += len;
             sub.send_window(ctx, cfg, n);
+            // A mapped segment goes out at once (the window had room; LIA does not pace), so the
+            // connection's last segment is mapped and first sent here: the flow's `Sent` milestone
+            // (its subflows, streams of their own, report none).
+            if self.next_data == self.size {
+                debug_assert_eq!(sub.unsent_bytes(), 0, "the last segment went out when mapped");
+                ctx.sent(self.id);
+            }
         }
         sub.send_window(ctx, cfg, n);
     }

@@ -319,7 +319,14 @@ impl Ndp {
         }
         c.tx.mark_sent(seq, ctx.now(), path as u16);
         self.counters.data_sent += 1;
+        // New packets go in order (`take_next`): the last one's first transmission is the flow's
+        // `Sent` milestone; retransmissions (pHost's included) have a last path.
+        let first_last = last_path.is_none() && c.layout.is_last(seq);
+        let id = c.id;
         ctx.send(p);
+        if first_last {
+            ctx.sent(id);
+        }
         self.arm_rto(ctx, slot);
     }
 

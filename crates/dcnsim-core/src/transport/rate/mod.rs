@@ -320,7 +320,9 @@ impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
         self.counters.data_sent += 1;
         let q = &mut self.conns[slot];
         q.cc.on_send(ctx.now(), wire);
-        q.tx.sent(next);
+        if q.tx.sent(next) {
+            ctx.sent(q.id);
+        }
         q.last_sent = Some((ctx.now(), wire));
         self.arm_rto(ctx, slot, false);
     }

@@ -120,17 +120,22 @@ impl QpSender {
             .then_some(Next::Data { psn: self.snd_nxt, retx: self.snd_nxt < self.snd_max })
     }
 
-    /// `next` (as `peek` returned it) went out.
-    pub fn sent(&mut self, next: Next) {
+    /// `next` (as `peek` returned it) went out. Returns whether it carried the message's last
+    /// byte for the first time (the flow's `Sent` milestone; a resend never does).
+    pub fn sent(&mut self, next: Next) -> bool {
         match next {
             Next::Lost { psn } => {
                 debug_assert_eq!(psn, self.rtx_next);
                 self.rtx_next += 1;
+                false
             }
             Next::Data { psn, .. } => {
                 debug_assert_eq!(psn, self.snd_nxt);
+                let packets = self.layout.packets();
+                let first_last = psn + 1 == packets && self.snd_max < packets;
                 self.snd_nxt += 1;
                 self.snd_max = self.snd_max.max(self.snd_nxt);
+                first_last
             }
         }
     }
@@ -251,6 +256,24 @@ mod tests {
         q.on_ack(10);
         assert!(q.done());
         q.check_invariants();
+    }
+
+    #[test]
+    fn only_the_first_transmission_of_the_last_packet_is_the_flows_sent_milestone() {
+        for mode in [Recovery::GoBackN, Recovery::SelectiveRepeat] {
+            let mut q = qp(3, mode);
+            let firsts: Vec<bool> = (0..3).map(|_| q.peek().map(|x| q.sent(x)).unwrap()).collect();
+            assert_eq!(firsts, [false, false, true], "{mode:?}");
+            // Everything lost: the timeout resends all three, the last one included, and none is
+            // the milestone again.
+            q.on_timeout();
+            while let Some(x) = q.peek() {
+                assert!(!q.sent(x), "{mode:?}: the resend of {x:?}");
+            }
+        }
+        let mut one = qp(1, Recovery::GoBackN);
+        let x = one.peek().unwrap();
+        assert!(one.sent(x), "a one-packet message is sent by its only packet");
     }
 
     #[test]

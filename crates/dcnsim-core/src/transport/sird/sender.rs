@@ -94,11 +94,16 @@ impl Sird {
             p.flags |= flags::RETX;
             self.counters.retransmitted += 1;
         }
+        // New packets go in order (`next_new`): the last one's first transmission is `Sent`.
+        let (first_last, id) = (!retx && c.layout.is_last(idx), c.id);
         c.tx_silence.heard(ctx.now());
         self.sync_ready(slot);
         self.counters.data_sent += 1;
         self.counters.unscheduled_sent += u64::from(unscheduled && !retx);
         ctx.send(p);
+        if first_last {
+            ctx.sent(id);
+        }
         self.arm_tx(ctx, slot);
     }
 

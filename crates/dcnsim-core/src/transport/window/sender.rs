@@ -106,6 +106,9 @@ pub struct Conn<C> {
     path_key: u32,
     /// Subflow index of an MPTCP connection (0 otherwise): carried in `aux` and the timer kinds.
     subflow: u8,
+    /// The stream is a whole flow, not an MPTCP subflow: it reports the flow's `Sent` milestone
+    /// (`Ctx::sent`) when its last byte first goes out. A subflow's connection reports it instead.
+    whole_flow: bool,
     /// Each armed RTO is scaled by a uniform factor in [1, 1 + x] drawn from this stream
     /// (desynchronises retransmissions; MPTCP's `rto_jitter`); `None` = exact RTOs.
     rto_jitter: Option<(f64, Rng)>,
@@ -145,6 +148,7 @@ impl<C: CongestionControl> Conn<C> {
             size,
             path_key: mix64(id as u64 ^ 0x5eed) as u32,
             subflow: 0,
+            whole_flow: true,
             rto_jitter: None,
             snd_una: 0,
             snd_nxt: 0,
@@ -180,6 +184,7 @@ impl<C: CongestionControl> Conn<C> {
     pub fn on_subflow(mut self, index: u8, path_key: u32) -> Conn<C> {
         debug_assert!(index < 64 && self.snd_max == 0);
         self.subflow = index;
+        self.whole_flow = false;
         self.path_key = path_key;
         self
     }
@@ -289,6 +294,11 @@ impl<C: CongestionControl> Conn<C> {
             let retx = self.snd_nxt < self.snd_max;
             let pbt = !retx && self.marks_pbt(cfg, self.snd_nxt);
             self.emit(ctx, cfg, self.snd_nxt, len as u32, retx, pbt);
+            // The flow's last byte goes out for the first time (after a go-back-N it was sent
+            // before: snd_max is already the size).
+            if self.whole_flow && self.snd_nxt + len == self.size && self.snd_max < self.size {
+                ctx.sent(self.id);
+            }
             if retx {
                 n.retransmitted_packets += 1;
             }
