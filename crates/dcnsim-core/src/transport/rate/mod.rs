@@ -310,7 +310,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
         p.path = q.path_key;
         p.lb = cfg.lb;
         p.prio = q.marks.data_priority.unwrap_or(cfg.data_priority);
-        p.deflect = q.marks.deflect;
+        p.stage.set_deflect(q.marks.deflect);
         if cfg.ecn_capable {
             p.flags |= flags::ECT;
         }

@@ -27,6 +27,7 @@ use super::pool::Warm;
 use super::timer::WindowTimer;
 use crate::engine::rng::{mix64, Rng};
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
+use crate::net::pipeline::postcard::PbtMark;
 use crate::time::Time;
 use crate::transport::parts::{ReceivedBytes, RttEstimator};
 use crate::transport::rate::fast_start::PbfsFlow;
@@ -315,7 +316,9 @@ impl<C: CongestionControl> Conn<C> {
         if seq + len as u64 == self.size {
             p.flags |= flags::LAST;
         }
-        p.pbt = pbt;
+        if pbt {
+            p.stage.set_pbt(PbtMark::TRIGGERING);
+        }
         ctx.send(p);
     }
 
