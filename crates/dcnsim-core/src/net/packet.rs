@@ -3,12 +3,18 @@
 //!
 //! The generic fields (`seq`, `ack`, `ts`, `aux`) mean what the owning transport says they mean;
 //! each transport documents its use in its header. The network reads only `size`, `dst`, `prio`,
-//! `flags` (ECN bits), `lb`, `path` and the optional stages' own fields (`deflect`, `pbt`), and
-//! writes `ingress` and `hops` at every switch.
+//! `flags` (ECN bits), `lb`, `path` and `stage`, and writes `ingress` and `hops` at every switch.
+//!
+//! `stage` ([`StageMarks`], `net::pipeline::marks`) holds the data of single optional switch
+//! stages (Dart's deflection tokens, PB-FS's PBT mark), each field of a type its stage declares,
+//! so only that stage changes it. `hops` and `ingress` stay loose fields: they are not a stage's
+//! but the forwarding core's, written by every switch whatever its stages (the hop count, and the
+//! ingress port that PFC and the shared buffer account the packet to).
 //!
 //! In-band telemetry (INT, for HPCC) does not fit in 64 bytes: the pool keeps it in a side table
 //! indexed like the packets (`net::pipeline::stages::int`), reset when a slot is reused.
 
+use crate::net::pipeline::marks::StageMarks;
 use crate::net::pipeline::stages::int::{IntHop, IntTable};
 use crate::record::trace::TracedPacket;
 use crate::time::Time;
@@ -122,13 +128,9 @@ pub struct Packet {
     /// The port whose link delivered this packet to the switch holding it (the ingress that PFC
     /// and the shared buffer account it to); `NO_PORT` before its first switch.
     pub ingress: u32,
-    /// In-order flow deflection (Dart's IOFD, `net::pipeline::deflection`): bit 7 = the packet's
-    /// message may be deflected, bits 0-6 = deflection tokens left; 0 = never deflected.
-    pub deflect: u8,
-    /// Postcard-based telemetry: the PB-FS sender marks a data packet PBT-triggering
-    /// (`net::pipeline::postcard`). A field of its own, not a `flags` bit, so that no transport's
-    /// protocol bits (SIRD's probe, dcPIM's RTS) alias it when several transports share a run.
-    pub pbt: bool,
+    /// The optional switch stages' own data (deflection tokens, the PBT mark): set by the sender's
+    /// transport, changed only by its stage.
+    pub stage: StageMarks,
 }
 
 impl TracedPacket for Packet {
@@ -175,8 +177,7 @@ impl Packet {
             lb: LoadBalancing::Ecmp,
             hops: 0,
             ingress: NO_PORT,
-            deflect: 0,
-            pbt: false,
+            stage: StageMarks::default(),
         }
     }
 

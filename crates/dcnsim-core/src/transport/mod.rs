@@ -9,7 +9,7 @@
 //!   record, delivered bytes and finished flows, whether a NIC is idle. It cannot write network
 //!   state: ports, queues and routes are the network's.
 //!
-//! Hooks (all but `start_flow` and `on_packet` default to nothing): a flow starts; a packet
+//! Hooks (all but `start_flow`, `on_packet` and `on_timer` default to nothing): a flow starts; a packet
 //! reaches one of the protocol's hosts; a timer fires; a host NIC goes idle (for protocols that
 //! choose the next packet at transmission time, asked for with [`Ctx::set_nic_idle_notify`] or
 //! [`Protocol::WANTS_NIC_IDLE`]); counters for the summary; per-flow state for traces. Each
@@ -41,6 +41,7 @@ pub mod swift;
 #[cfg(test)]
 pub(crate) mod testbed;
 pub mod timely;
+pub mod timer;
 pub mod window;
 
 use crate::engine::events::{Event, EventQueue};
@@ -50,6 +51,7 @@ use crate::net::{Network, QueueConfigs, SwitchConfig};
 use crate::record::flows::{FlowLog, FlowRecord};
 use crate::spec_reader::{Section, SpecResult};
 use crate::time::{Rate, Time};
+use timer::TimerKind;
 
 pub use conformance::{Case, Conformance, LoneFlow};
 pub use env::TransportEnv;
@@ -93,6 +95,8 @@ pub trait Protocol: Sized {
     /// pick the next packet at transmission time).
     const WANTS_NIC_IDLE: bool = false;
     type Config: Clone + std::fmt::Debug + PartialEq;
+    /// The protocol's timer kinds ([`timer`]).
+    type Timer: TimerKind;
 
     /// Reads the protocol's keys of its `[transport]` table; `name` is the registered name chosen.
     /// In describe mode it documents them (the section is scoped to this protocol).
@@ -119,7 +123,8 @@ pub trait Protocol: Sized {
     /// A packet of one of this protocol's flows reached `host`. Packets of finished flows, stray
     /// duplicates and kinds the protocol does not use must be ignored, never panic.
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet);
-    fn on_timer(&mut self, _ctx: &mut Ctx, _kind: u8, _id: u32) {}
+    /// A timer the protocol set fired (`kind` decoded from the event's byte, [`timer`]).
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: Self::Timer, id: u32);
     fn on_nic_idle(&mut self, _ctx: &mut Ctx, _host: HostId) {}
     /// Protocol counters for the summary (retransmissions, timeouts, ...).
     fn counters(&self) -> Vec<(&'static str, u64)> {
@@ -215,9 +220,9 @@ impl<'a> Ctx<'a> {
 
     /// Calls `on_timer(kind, id)` at `at` (no cancellation: a protocol ignores stale timers).
     #[inline]
-    pub fn set_timer(&mut self, at: Time, kind: u8, id: u32) {
+    pub fn set_timer(&mut self, at: Time, kind: impl TimerKind, id: u32) {
         debug_assert!(at >= self.now, "timer in the past");
-        self.events.schedule(at, Event::Timer { kind, transport: self.transport, id });
+        self.events.schedule(at, Event::Timer { kind: kind.encode(), transport: self.transport, id });
     }
 
     /// The flow's record: endpoints, size, start.

@@ -8,7 +8,7 @@ use super::{
     dart, dcpim, dcqcn, dctcp, dctcp_rate, dx, expresspass, homa, hpcc, hull, mptcp, ndp, newreno, rcp, sird, swift,
     timely,
 };
-use super::{Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
+use super::{timer, Conformance, Ctx, Protocol, SpecEnv, TransportEnv};
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::spec_reader::{Section, SpecResult};
 use std::cell::RefCell;
@@ -24,6 +24,13 @@ macro_rules! registry {
         /// One transport instance of a run.
         pub enum Transport {
             $($variant($ty)),*
+        }
+
+        /// Every registered protocol's timer kinds round-trip through their bytes, none shared.
+        #[cfg(test)]
+        #[test]
+        fn every_protocols_timer_kinds_round_trip() {
+            $(timer::assert_round_trip::<<$ty as Protocol>::Timer>();)*
         }
 
         /// Every registered (name, description), in registry order.
@@ -112,7 +119,9 @@ macro_rules! registry {
             #[inline]
             pub fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
                 match self {
-                    $(Transport::$variant(t) => t.on_timer(ctx, kind, id)),*
+                    $(Transport::$variant(t) => if let Some(kind) = timer::decode(kind) {
+                        t.on_timer(ctx, kind, id)
+                    }),*
                 }
             }
 

@@ -4,7 +4,7 @@
 //! random (loss on the last link) and inject stray packets, for loss-recovery and robustness
 //! tests. Test builds only.
 
-use super::{Ctx, Framing, Protocol, TransportEnv};
+use super::{timer, Ctx, Framing, Protocol, TransportEnv};
 use crate::engine::events::{Event, EventQueue};
 use crate::engine::rng::Rng;
 use crate::net::dispatch::{self, NetStep};
@@ -109,7 +109,9 @@ impl<P: Protocol> Testbed<P> {
                 }
                 NetStep::NotNetwork(Event::Timer { kind, id, .. }) => {
                     let mut ctx = Ctx::new(now, &mut self.net, &mut self.events, &mut self.flows, framing, 0);
-                    self.proto.on_timer(&mut ctx, kind, id);
+                    if let Some(kind) = timer::decode(kind) {
+                        self.proto.on_timer(&mut ctx, kind, id);
+                    }
                 }
                 NetStep::NotNetwork(Event::FlowArrival) => self.start_flows(now),
                 NetStep::Done | NetStep::Deadlocked | NetStep::NotNetwork(_) => {}

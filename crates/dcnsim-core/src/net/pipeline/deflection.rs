@@ -13,7 +13,7 @@
 //! - every later packet of that message that reaches the switch over the same ingress port
 //!   matches the entry and takes the same port (one path, one FIFO per hop: in order); the end
 //!   packet (flag LAST) frees the entry as it passes
-//! - deflection tokens in the header (`Packet::deflect`, 4 at the sender): each misrouted packet
+//! - deflection tokens in the header ([`DeflectTokens`], 4 at the sender): each misrouted packet
 //!   loses one; a message out of tokens follows normal routing (livelock freedom). Packets of one
 //!   message share their path, so they spend tokens identically and decide identically
 //! - the deflected port is random among the switch's other ports, never a port facing a host (a
@@ -21,7 +21,7 @@
 //!   see below) never a port whose own queue is above the threshold
 //! - never a start packet whose normal port faces its destination host: congestion there is the
 //!   receiver's, which DASR handles ("flows colliding at the receiver should not be deflected")
-//! - only packets whose sender marked them deflectable (bit 7 of `Packet::deflect`: Dart's short
+//! - only packets whose sender marked them deflectable (bit 7 of [`DeflectTokens`]: Dart's short
 //!   flows; long flows carry no tokens)
 //!
 //! Choices where the paper is silent: the DFT key includes the ingress port and the tokens the
@@ -44,10 +44,45 @@ use crate::engine::rng::Rng;
 use crate::net::packet::{flags, Packet, PacketKind, NO_PORT};
 use crate::net::port::{NodeId, Port, PortId, PortRole};
 
-/// Bit 7 of `Packet::deflect`: the message may be deflected.
-pub const DEFLECTABLE: u8 = 0x80;
+/// Bit 7 of [`DeflectTokens`]: the message may be deflected.
+const DEFLECTABLE: u8 = 0x80;
 /// Bits 0-6: tokens left.
-pub const TOKENS: u8 = 0x7f;
+const TOKENS: u8 = 0x7f;
+
+/// This stage's per-packet header field (`Packet::stage`, `super::marks`): whether the packet's
+/// message may be deflected, and the tokens it has left. The sender sets it
+/// ([`DeflectTokens::deflectable`]); only this stage spends a token.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeflectTokens(u8);
+
+impl DeflectTokens {
+    /// The most tokens a packet can carry.
+    pub const MAX: u8 = TOKENS;
+
+    /// A packet of a deflectable message (Dart's short flows) with `tokens` (at most `MAX`) to spend.
+    #[inline]
+    pub fn deflectable(tokens: u8) -> DeflectTokens {
+        debug_assert!(tokens <= TOKENS, "{tokens} deflection tokens");
+        DeflectTokens(DEFLECTABLE | tokens)
+    }
+
+    #[inline]
+    pub fn is_deflectable(self) -> bool {
+        self.0 & DEFLECTABLE != 0
+    }
+
+    #[inline]
+    pub fn tokens(self) -> u8 {
+        self.0 & TOKENS
+    }
+
+    /// A misrouted packet loses a token.
+    #[inline]
+    fn spend(&mut self) {
+        debug_assert!(self.tokens() > 0, "no token to spend");
+        self.0 -= 1;
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeflectionConfig {
@@ -107,10 +142,10 @@ impl Deflection {
     /// The egress port for `pkt` at switch `node` (index `s` = node - hosts), given the port normal
     /// routing chose. Spends a token of a misrouted packet and frees the entry of an end packet.
     pub fn route(&mut self, s: usize, pkt: &mut Packet, normal: PortId, ports: &[Port], own: &[PortId]) -> PortId {
-        if pkt.deflect & DEFLECTABLE == 0 || pkt.kind != PacketKind::Data {
+        if !pkt.stage.deflect.is_deflectable() || pkt.kind != PacketKind::Data {
             return normal;
         }
-        let tokens = pkt.deflect & TOKENS;
+        let tokens = pkt.stage.deflect.tokens();
         let table = &mut self.tables[s];
         if let Some(i) = table.iter().position(|e| e.flow == pkt.flow && e.ingress == pkt.ingress && e.tokens == tokens)
         {
@@ -123,7 +158,7 @@ impl Deflection {
                 // a reroute) gets here; it goes the normal way.
                 return normal;
             }
-            pkt.deflect -= 1;
+            pkt.stage.deflect.spend();
             self.counters[s].misrouted_packets += 1;
             return port;
         }
@@ -158,7 +193,7 @@ impl Deflection {
             table.push(Entry { flow: pkt.flow, ingress: pkt.ingress, tokens, port });
         }
         debug_assert!(table.len() <= self.cfg.entries);
-        pkt.deflect -= 1;
+        pkt.stage.deflect.spend();
         self.counters[s].deflections += 1;
         self.counters[s].misrouted_packets += 1;
         port
@@ -191,7 +226,7 @@ mod tests {
     fn data(flow: u32, seq: u64, last: bool, deflect: u8) -> Packet {
         let mut p = Packet::new(PacketKind::Data, flow, 0, 1, 1000);
         p.seq = seq;
-        p.deflect = deflect;
+        p.stage.deflect = DeflectTokens(deflect);
         p.ingress = 100; // its reverse (101) is not a port of this switch
         if last {
             p.flags |= flags::LAST;
@@ -209,7 +244,7 @@ mod tests {
         let mut start = data(5, 0, false, DEFLECTABLE | 4);
         let port = d.route(0, &mut start, 1, &busy, &OWN);
         assert!(port == 2 || port == 3, "deflected to another fabric port, never the host port: {port}");
-        assert_eq!(start.deflect & TOKENS, 3, "a token spent");
+        assert_eq!(start.stage.deflect().tokens(), 3, "a token spent");
         assert_eq!(d.in_use(0), 1);
         // Later packets follow even once the normal queue has drained.
         let idle = ports([0, 0, 0, 0]);

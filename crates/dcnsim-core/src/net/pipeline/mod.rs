@@ -17,7 +17,8 @@
 //! stage (`postcard`, `[switch] postcards`) keeps per-port arrival history and may send a
 //! CC-postcard to the sender. ExpressPass's credit shaper (`credit_shaper`) keeps credits in a
 //! token-bucket-served queue of their own beside the class queues. HULL's phantom queue
-//! (`phantom`) and RCP's rate stamp (`rcp`) run in the dequeue stage.
+//! (`phantom`) and RCP's rate stamp (`rcp`) run in the dequeue stage. A stage's own per-packet data
+//! (deflection tokens, the PBT mark) rides in the packet's [`marks::StageMarks`].
 
 pub mod admission;
 pub mod credit_shaper;
@@ -26,6 +27,7 @@ pub mod deflection;
 pub mod dequeue;
 pub mod mac_frame;
 pub mod marking;
+pub mod marks;
 pub mod pfc;
 pub mod postcard;
 pub mod scheduler;

@@ -1,6 +1,6 @@
 //! CC-postcards of PB-FS (D. Aaronson and R. Cohen, "PB-FS: Postcard-Based Fast Start", IFIP
 //! Networking 2024, section III-C): a switch that receives a PBT-triggering data packet (field
-//! `Packet::pbt`, set by the rate sender's PB-FS layer, `transport/rate/fast_start.rs`) for an egress
+//! [`PbtMark`] in `Packet::stage`, set by the rate sender's PB-FS layer, `transport/rate/fast_start.rs`) for an egress
 //! port it finds congested sends the packet's sender a CC-postcard at high priority.
 //!
 //! Per switch egress port the stage keeps, for the last N complete time slots (DC_RTT = 2N
@@ -28,7 +28,7 @@
 //! Packet fields of a postcard (the switch writes them, the rate sender reads them):
 //! `seq` = I_p (bytes), `ack` = T in Mb/s << 32 | Q^1 (bytes, saturated at 2^32 - 1),
 //! `ts` = recentMarkedBytes << 32 | recentBytes, `aux` = distance << 24 | switch index.
-//! The PBT mark is the packet's own `pbt` field, not a protocol flag bit: SIRD's probes and dcPIM's
+//! The PBT mark is a packet field of its own ([`PbtMark`]), not a protocol flag bit: SIRD's probes and dcPIM's
 //! RTSs use `flags::PROTO2`, and a run with several transports must not take them for PBT packets.
 
 use std::collections::VecDeque;
@@ -43,6 +43,20 @@ use crate::time::{from_us, Rate, Time};
 
 /// The most slots a port's history keeps (N).
 pub const MAX_SLOTS: u32 = 64;
+
+/// This stage's per-packet field (`Packet::stage`, `super::marks`): the PB-FS sender marked the
+/// data packet PBT-triggering.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PbtMark(bool);
+
+impl PbtMark {
+    pub const TRIGGERING: PbtMark = PbtMark(true);
+
+    #[inline]
+    pub fn is_set(self) -> bool {
+        self.0
+    }
+}
 
 /// The `[switch]` keys of the stage.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -283,7 +297,7 @@ impl Network {
         let packet = *self.pool.get(pkt);
         let Some(pc) = self.postcards.as_deref_mut() else { return };
         let (queue_now, rate) = (self.ports[out as usize].bytes, self.ports[out as usize].rate);
-        let marked = packet.kind == PacketKind::Data && packet.pbt;
+        let marked = packet.kind == PacketKind::Data && packet.stage.pbt().is_set();
         let h = &mut pc.ports[out as usize];
         h.advance(now / pc.slot, queue_now);
         h.arrive(now, pc.params.recent, packet.size, marked);
@@ -343,7 +357,7 @@ mod tests {
         let mut p = Packet::new(PacketKind::Data, 7, 0, 2, size);
         p.prio = 1;
         if marked {
-            p.pbt = true;
+            p.stage.set_pbt(PbtMark::TRIGGERING);
         }
         let id = n.pool.alloc(p);
         n.switch_arrival(0, 3, id, from_us(us), ev);
@@ -387,7 +401,7 @@ mod tests {
     }
 
     /// Other transports' protocol bits (SIRD's probe and dcPIM's RTS are `flags::PROTO2`, which
-    /// was PB-FS's mark) on a data packet to a congested port trigger nothing: only `pbt` does.
+    /// was PB-FS's mark) on a data packet to a congested port trigger nothing: only `PbtMark` does.
     #[test]
     fn only_the_pbt_field_triggers_postcards() {
         let (mut n, mut ev) = steady(&[1401]);

@@ -28,7 +28,7 @@
 use super::control::SHARE_SCALE;
 use super::DartParams;
 use crate::net::packet::{flags, FlowId, HostId, Packet};
-use crate::net::pipeline::deflection::{DEFLECTABLE, TOKENS};
+use crate::net::pipeline::deflection::DeflectTokens;
 use crate::record::flows::FlowRecord;
 use crate::time::{Rate, Time};
 use crate::transport::rate::{AckMarks, FlowMarks, RateExt};
@@ -265,9 +265,9 @@ impl RateExt<DartParams> for Dasr {
             }
         }
         let short = rec.size <= this.cfg.short_flow_max_bytes;
-        let tokens = this.cfg.deflection_tokens.min(TOKENS);
+        let tokens = this.cfg.deflection_tokens.min(DeflectTokens::MAX);
         FlowMarks {
-            deflect: if short && tokens > 0 { DEFLECTABLE | tokens } else { 0 },
+            deflect: if short && tokens > 0 { DeflectTokens::deflectable(tokens) } else { DeflectTokens::default() },
             data_priority: if short { this.cfg.short_flow_priority } else { None },
         }
     }

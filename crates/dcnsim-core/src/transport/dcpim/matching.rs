@@ -10,7 +10,7 @@
 //! restarts at the next epoch boundary once there is.
 
 use super::state::{Link, Offer};
-use super::{Dcpim, ACCEPT, TIMER_LINK, TIMER_TICK};
+use super::{Dcpim, DcpimTimer, ACCEPT};
 use crate::net::packet::{HostId, Packet, PacketKind};
 use crate::transport::Ctx;
 
@@ -26,7 +26,7 @@ impl Dcpim {
         self.clock_on = true;
         let epoch = self.p.data_phase();
         let at = ctx.now().div_ceil(epoch) * epoch;
-        ctx.set_timer(at, TIMER_TICK, 0);
+        ctx.set_timer(at, DcpimTimer::Tick, 0);
     }
 
     /// One tick: finish the round of the epoch being matched, start a new epoch, or play the
@@ -68,7 +68,7 @@ impl Dcpim {
             Some(_) => n + 1,
             None => (n / self.p.epoch_ticks + 1) * self.p.epoch_ticks,
         };
-        ctx.set_timer(next * self.p.half_round, TIMER_TICK, 0);
+        ctx.set_timer(next * self.p.half_round, DcpimTimer::Tick, 0);
     }
 
     fn round_id(&self, n0: u64, round: u64) -> u64 {
@@ -260,7 +260,7 @@ impl Dcpim {
                 match paced {
                     Some(at) if at > ctx.now() => {
                         self.hosts[r].links[i].timer_at = Some(at);
-                        ctx.set_timer(at, TIMER_LINK, Self::link_timer_id(r as HostId, i));
+                        ctx.set_timer(at, DcpimTimer::Link, Self::link_timer_id(r as HostId, i));
                     }
                     _ => self.kick_link(ctx, r as HostId, i),
                 }

@@ -68,11 +68,20 @@ use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, Spec
 use crate::engine::rng::Rng;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
 use crate::spec_reader::{Section, SpecResult};
+use crate::transport::timer::timer_kinds;
 use state::{Conn, Counters, Derived, Host};
 
-const TIMER_TICK: u8 = 0;
-const TIMER_LINK: u8 = 1;
-const TIMER_PROBE: u8 = 2;
+timer_kinds! {
+    /// dcPIM's timers.
+    pub enum DcpimTimer for "dcPIM" {
+        /// The matching rounds' half-round tick (id = 0).
+        Tick = 0,
+        /// A matched link's channel (id = receiver and channel).
+        Link = 1,
+        /// A sender's probe (id = flow).
+        Probe = 2,
+    }
+}
 /// On a `CreditRequest`: an RTS (else a matching request).
 const RTS: u8 = flags::PROTO2;
 /// On an `Ack`: a matching accept (else the final ACK).
@@ -193,12 +202,11 @@ impl Dcpim {
         }
     }
 
-    pub fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    pub fn on_timer(&mut self, ctx: &mut Ctx, kind: DcpimTimer, id: u32) {
         match kind {
-            TIMER_TICK => self.on_tick(ctx),
-            TIMER_LINK => self.on_link_timer(ctx, id),
-            TIMER_PROBE => self.on_probe_timer(ctx, id),
-            other => panic!("unknown dcPIM timer {other}"),
+            DcpimTimer::Tick => self.on_tick(ctx),
+            DcpimTimer::Link => self.on_link_timer(ctx, id),
+            DcpimTimer::Probe => self.on_probe_timer(ctx, id),
         }
     }
 
@@ -244,6 +252,7 @@ impl Protocol for Dcpim {
     )];
     const WANTS_NIC_IDLE: bool = true;
     type Config = DcpimConfig;
+    type Timer = DcpimTimer;
 
     fn read(s: &mut Section, _name: &str, env: &SpecEnv) -> SpecResult<DcpimConfig> {
         DcpimConfig::read(s, env.load_balancing)
@@ -281,12 +290,12 @@ impl Protocol for Dcpim {
         Dcpim::on_packet(self, ctx, host, pkt);
         self.check_after(Some(pkt.flow), Some(host));
     }
-    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: DcpimTimer, id: u32) {
         Dcpim::on_timer(self, ctx, kind, id);
         match kind {
-            TIMER_TICK => self.check_all_hosts(),
-            TIMER_LINK => self.check_after(None, Some(id / config::MAX_CHANNELS as u32)),
-            _ => self.check_after(Some(id), None),
+            DcpimTimer::Tick => self.check_all_hosts(),
+            DcpimTimer::Link => self.check_after(None, Some(id / config::MAX_CHANNELS as u32)),
+            DcpimTimer::Probe => self.check_after(Some(id), None),
         }
     }
     fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {

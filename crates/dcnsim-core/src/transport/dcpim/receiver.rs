@@ -4,7 +4,7 @@
 //! flow's token window (window x channels / k) has room; a full window reopens after
 //! `token_window_timeout` without a token.
 
-use super::{Dcpim, TIMER_LINK};
+use super::{Dcpim, DcpimTimer};
 use crate::net::packet::{HostId, Packet, PacketKind};
 use crate::time::Time;
 use crate::transport::Ctx;
@@ -138,7 +138,7 @@ impl Dcpim {
         let l = &mut self.hosts[r as usize].links[i];
         l.timer_at = Some(now);
         l.timer_is_timeout = false;
-        ctx.set_timer(now, TIMER_LINK, Self::link_timer_id(r, i));
+        ctx.set_timer(now, DcpimTimer::Link, Self::link_timer_id(r, i));
     }
 
     /// Link timers name the receiver and the link's index (at most k links per receiver).
@@ -180,7 +180,7 @@ impl Dcpim {
             let l = &mut self.hosts[r as usize].links[i];
             l.timer_at = Some(at);
             l.timer_is_timeout = is_timeout;
-            ctx.set_timer(at, TIMER_LINK, id);
+            ctx.set_timer(at, DcpimTimer::Link, id);
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::config::DataPriorities;
 use super::state::Token;
-use super::{Dcpim, RTS, TIMER_PROBE};
+use super::{Dcpim, DcpimTimer, RTS};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
 use crate::transport::Ctx;
 
@@ -147,7 +147,7 @@ impl Dcpim {
     fn arm_probe(&mut self, ctx: &mut Ctx, slot: u32) {
         let c = &mut self.conns[slot];
         if let Some(at) = c.tx_silence.arm(self.p.timeout, ctx.now()) {
-            ctx.set_timer(at, TIMER_PROBE, c.id);
+            ctx.set_timer(at, DcpimTimer::Probe, c.id);
         }
     }
 

@@ -3,7 +3,7 @@
 
 use super::config::XpassConfig;
 use super::feedback::RateControl;
-use super::{Xpass, TIMER_CREDIT, TIMER_REQUEST, TIMER_RX, TIMER_STOP_CHECK};
+use super::{Xpass, XpassTimer};
 use crate::engine::rng::mix64;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
 use crate::time::Time;
@@ -131,24 +131,24 @@ impl Xpass {
         }
     }
 
-    pub(super) fn timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    pub(super) fn timer(&mut self, ctx: &mut Ctx, kind: XpassTimer, id: u32) {
         let Some(slot) = self.conns.slot(id) else { return };
         let now = ctx.now();
         let c = &mut self.conns[slot];
         match kind {
-            TIMER_CREDIT if c.credit_due == Some(now) => {
+            XpassTimer::Credit if c.credit_due == Some(now) => {
                 c.credit_due = None;
                 if c.crediting {
                     self.send_credit(ctx, slot);
                 }
             }
-            TIMER_REQUEST if c.request_due == Some(now) => {
+            XpassTimer::Request if c.request_due == Some(now) => {
                 c.request_due = None;
                 if !c.got_credit {
                     self.request(ctx, slot);
                 }
             }
-            TIMER_STOP_CHECK if c.stop_check_due == Some(now) => {
+            XpassTimer::StopCheck if c.stop_check_due == Some(now) => {
                 c.stop_check_due = None;
                 // Credits stopped with data left (the credits the early stop counted on were
                 // lost): ask again, as the code's sender does.
@@ -156,7 +156,7 @@ impl Xpass {
                     self.request(ctx, slot);
                 }
             }
-            TIMER_RX if c.rx_due == Some(now) => {
+            XpassTimer::Rx if c.rx_due == Some(now) => {
                 c.rx_due = None;
                 self.on_rx_timeout(ctx, slot);
             }
@@ -173,7 +173,7 @@ impl Xpass {
         let left = c.layout.packets().saturating_sub(c.next_seq);
         (c.got_credit, c.stop_sent_at, c.requested_at) = (false, None, now);
         c.request_due = Some(now + self.cfg.timeout);
-        ctx.set_timer(now + self.cfg.timeout, TIMER_REQUEST, c.id);
+        ctx.set_timer(now + self.cfg.timeout, XpassTimer::Request, c.id);
         self.control(ctx, slot, PacketKind::CreditRequest, false, 0, left);
         self.counters.requests += 1;
     }
@@ -213,7 +213,7 @@ impl Xpass {
         c.credit_seq += 1;
         c.credit_due = Some(now + gap);
         ctx.send(p);
-        ctx.set_timer(now + gap, TIMER_CREDIT, c.id);
+        ctx.set_timer(now + gap, XpassTimer::Credit, c.id);
         self.counters.credits_sent += 1;
     }
 
@@ -278,7 +278,7 @@ impl Xpass {
         let c = &mut self.conns[slot];
         let at = ctx.now() + self.cfg.timeout;
         c.rx_due = Some(at);
-        ctx.set_timer(at, TIMER_RX, c.id);
+        ctx.set_timer(at, XpassTimer::Rx, c.id);
     }
 
     /// A timeout with data missing while a NACK is unanswered or credits are stopped (an early
@@ -380,7 +380,7 @@ impl Xpass {
         if early {
             let at = now + if c.first_credit_rtt > 0 { 2 * c.first_credit_rtt } else { STOP_CHECK_DEFAULT };
             c.stop_check_due = Some(at);
-            ctx.set_timer(at, TIMER_STOP_CHECK, c.id);
+            ctx.set_timer(at, XpassTimer::StopCheck, c.id);
         }
         self.control(ctx, slot, PacketKind::Ack, false, 0, 0);
         self.counters.stops += 1;

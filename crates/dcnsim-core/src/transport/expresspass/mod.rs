@@ -52,12 +52,22 @@ use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, Spec
 use crate::engine::rng::Rng;
 use crate::net::packet::{FlowId, HostId, Packet};
 use crate::spec_reader::{Section, SpecResult};
+use crate::transport::timer::timer_kinds;
 use flow::Conn;
 
-const TIMER_CREDIT: u8 = 0;
-const TIMER_REQUEST: u8 = 1;
-const TIMER_RX: u8 = 2;
-const TIMER_STOP_CHECK: u8 = 3;
+timer_kinds! {
+    /// ExpressPass's timers (id = flow; each stale unless it is the connection's due one).
+    pub enum XpassTimer for "ExpressPass" {
+        /// The next credit of a crediting receiver.
+        Credit = 0,
+        /// Send CREDIT_REQUEST again (no credit came).
+        Request = 1,
+        /// The receiver's silence timer.
+        Rx = 2,
+        /// Credits stopped: check that the data all came.
+        StopCheck = 3,
+    }
+}
 
 #[derive(Clone, Debug, Default)]
 struct Counters {
@@ -123,6 +133,7 @@ impl Protocol for Xpass {
         "ExpressPass (Cho, Jang, Han, SIGCOMM'17): receivers pace credits, switches rate-limit credits to ~5 % of each link, one data packet per credit",
     )];
     type Config = XpassConfig;
+    type Timer = XpassTimer;
 
     fn read(s: &mut Section, _name: &str, env: &SpecEnv) -> SpecResult<XpassConfig> {
         XpassConfig::read(s, env)
@@ -149,7 +160,7 @@ impl Protocol for Xpass {
         self.packet(ctx, host, pkt);
         self.check(pkt.flow);
     }
-    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: XpassTimer, id: u32) {
         self.timer(ctx, kind, id);
         self.check(id);
     }

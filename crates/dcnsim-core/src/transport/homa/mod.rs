@@ -64,11 +64,20 @@ use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, Spec
 use crate::engine::rng::mix64;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
 use crate::spec_reader::{Section, SpecResult};
+use crate::transport::timer::timer_kinds;
 use state::{Counters, Host, Msg};
 
-const TIMER_PACER: u8 = 0;
-const TIMER_RX: u8 = 1;
-const TIMER_TX: u8 = 2;
+timer_kinds! {
+    /// Homa's timers.
+    pub enum HomaTimer for "Homa" {
+        /// A host's grant pacer (id = host).
+        Pacer = 0,
+        /// A message's receiver silence timer (id = flow).
+        Rx = 1,
+        /// A message's sender silence timer (id = flow).
+        Tx = 2,
+    }
+}
 /// On an `Ack`-kind packet from the sender: BUSY.
 const BUSY: u8 = flags::PROTO1;
 
@@ -173,23 +182,22 @@ impl Homa {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: HomaTimer, id: u32) {
         match kind {
-            TIMER_PACER => {
+            HomaTimer::Pacer => {
                 self.hosts[id as usize].pacer.disarm();
                 self.kick(ctx, id);
                 self.check_host(id);
             }
-            TIMER_RX | TIMER_TX => {
+            HomaTimer::Rx | HomaTimer::Tx => {
                 let Some(slot) = self.msgs.slot(id) else { return };
-                if kind == TIMER_RX {
+                if kind == HomaTimer::Rx {
                     self.on_rx_timer(ctx, slot);
                 } else {
                     self.on_tx_timer(ctx, slot);
                 }
                 self.check(slot);
             }
-            other => panic!("unknown Homa timer {other}"),
         }
     }
 
@@ -265,6 +273,7 @@ impl Protocol for Homa {
     )];
     const WANTS_NIC_IDLE: bool = true;
     type Config = HomaConfig;
+    type Timer = HomaTimer;
 
     fn read(s: &mut Section, _name: &str, env: &SpecEnv) -> SpecResult<HomaConfig> {
         HomaConfig::read(s, env.load_balancing)
@@ -288,7 +297,7 @@ impl Protocol for Homa {
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
         Homa::on_packet(self, ctx, host, pkt)
     }
-    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: HomaTimer, id: u32) {
         Homa::on_timer(self, ctx, kind, id)
     }
     fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {

@@ -2,7 +2,7 @@
 //! and the scheduler: grants paced at the link rate to the k messages with the fewest bytes left,
 //! each kept at RTTbytes granted but not received, at the scheduled level of its SRPT rank.
 
-use super::{Homa, TIMER_PACER, TIMER_RX};
+use super::{Homa, HomaTimer};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
 use crate::transport::parts::resend::resend_requests;
 use crate::transport::Ctx;
@@ -83,7 +83,7 @@ impl Homa {
             let h = &mut self.hosts[host as usize];
             if self.cfg.pace_grants && !h.pacer.ready(ctx.now()) {
                 if let Some(at) = h.pacer.arm(ctx.now()) {
-                    ctx.set_timer(at, TIMER_PACER, host);
+                    ctx.set_timer(at, HomaTimer::Pacer, host);
                 }
                 return;
             }
@@ -149,7 +149,7 @@ impl Homa {
             return;
         }
         if let Some(at) = m.rx_silence.arm(timeout, ctx.now()) {
-            ctx.set_timer(at, TIMER_RX, m.id);
+            ctx.set_timer(at, HomaTimer::Rx, m.id);
         }
     }
 

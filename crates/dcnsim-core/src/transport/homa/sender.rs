@@ -2,7 +2,7 @@
 //! packets left to send (SRBF); grants, RESEND (answered with BUSY when the packets wait behind
 //! other messages), the final ACK, and the probe of a silent receiver.
 
-use super::{Homa, BUSY, TIMER_TX};
+use super::{Homa, HomaTimer, BUSY};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
 use crate::transport::Ctx;
 
@@ -155,7 +155,7 @@ impl Homa {
         let timeout = self.cfg.timeout;
         let m = &mut self.msgs[slot];
         if let Some(at) = m.tx_silence.arm(timeout, ctx.now()) {
-            ctx.set_timer(at, TIMER_TX, m.id);
+            ctx.set_timer(at, HomaTimer::Tx, m.id);
         }
     }
 

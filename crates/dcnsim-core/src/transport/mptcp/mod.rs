@@ -55,17 +55,18 @@ use super::conns::ConnTable;
 use super::window::cc::{CongestionControl, WindowSetup};
 use super::window::handshake::{self, ConnectionSetup};
 use super::window::read_shared;
-use super::window::sender::{timer_kind, Conn, Counters, SenderConfig, Status, TIMER_RTO};
+use super::window::sender::{Conn, Counters, SenderConfig, Status};
+use super::window::timer::{WindowTimer, SUBFLOWS};
 use super::{ClassUse, Conformance, Ctx, LoneFlow, Needs, Protocol, SpecEnv, TransportEnv};
 use crate::engine::rng::{mix64, Rng};
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::spec_reader::{Section, SpecResult};
 use conn::MpConn;
 use lia::Lia;
-use setup::TIMER_SYN_BASE;
 
 /// The most subflows a connection may open (the subflow index rides in the timer kind).
 pub const MAX_SUBFLOWS: u64 = 64;
+const _: () = assert!(MAX_SUBFLOWS <= SUBFLOWS as u64, "a subflow without timer kinds");
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct MptcpConfig {
@@ -138,6 +139,7 @@ impl Protocol for Mptcp {
         "Multipath TCP: K NewReno subflows on distinct paths with coupled linked increases (RFC 6356; Raiciu et al., NSDI'11)",
     )];
     type Config = MptcpConfig;
+    type Timer = WindowTimer;
 
     fn read(s: &mut Section, _name: &str, env: &SpecEnv) -> SpecResult<MptcpConfig> {
         let subflows = s.u64_or("subflows", 8, "subflows",
@@ -283,18 +285,21 @@ impl Protocol for Mptcp {
         self.settle(pkt.flow, slot, status);
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: WindowTimer, id: u32) {
         let Some(slot) = self.conns.slot(id) else { return };
-        if kind >= TIMER_SYN_BASE {
-            let i = (kind - TIMER_SYN_BASE) as usize;
-            if self.conns[slot].on_syn_timer(ctx, &self.cfg.sender, i) {
-                self.syn_retransmits += 1;
+        let i = match kind {
+            WindowTimer::SubflowSyn(i) => {
+                if self.conns[slot].on_syn_timer(ctx, &self.cfg.sender, i as usize) {
+                    self.syn_retransmits += 1;
+                }
+                return;
             }
+            WindowTimer::Rto(i) => i as usize,
+            // LIA does not pace, and the subflows' handshake is MPTCP's own (`SubflowSyn`).
+            WindowTimer::Pace(_) | WindowTimer::Start | WindowTimer::Syn => return,
+        };
+        if i >= self.conns[slot].subs.len() {
             return;
-        }
-        let i = (kind / 2) as usize;
-        if i >= self.conns[slot].subs.len() || kind != timer_kind(TIMER_RTO, i as u8) {
-            return; // LIA does not pace: only retransmission timers are set
         }
         let status = self.conns[slot].on_rto_timer(ctx, i, &self.cfg.sender, &mut self.counters);
         self.settle(id, slot, status);

@@ -21,11 +21,8 @@ use crate::net::packet::{flags, Packet, PacketKind};
 use crate::time::Time;
 use crate::transport::parts::rtt::MAX_BACKOFF_SHIFT;
 use crate::transport::window::sender::SenderConfig;
+use crate::transport::window::timer::WindowTimer;
 use crate::transport::Ctx;
-
-/// The SYN timer of subflow `i` has kind `TIMER_SYN_BASE + i` (above the subflows' RTO and pacing
-/// kinds, 2 per subflow).
-pub const TIMER_SYN_BASE: u8 = 128;
 
 impl MpConn {
     /// Opens every subflow: a SYN each, and the timers that resend them.
@@ -46,7 +43,7 @@ impl MpConn {
     fn send_syn(&self, ctx: &mut Ctx, cfg: &SenderConfig, i: usize, retries: u32) {
         ctx.send(self.syn_packet(cfg, i, true, ctx.now()));
         let rto = cfg.initial_rto << retries.min(MAX_BACKOFF_SHIFT);
-        ctx.set_timer(ctx.now() + rto, TIMER_SYN_BASE + i as u8, self.id);
+        ctx.set_timer(ctx.now() + rto, WindowTimer::SubflowSyn(i as u8), self.id);
     }
 
     /// A SYN of subflow `i` (`forward`) or its SYN-ACK.

@@ -75,13 +75,22 @@ use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, Spec
 use crate::engine::rng::Rng;
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::spec_reader::{Section, SpecResult};
+use crate::transport::timer::timer_kinds;
 use paths::PathScoreboard;
 use receiver::{Puller, Receiver};
 use sender::Sender;
 
-const TIMER_PULL: u8 = 1;
-const TIMER_RTO: u8 = 2;
-const TIMER_TOKEN: u8 = 3;
+timer_kinds! {
+    /// NDP's timers.
+    pub enum NdpTimer for "NDP" {
+        /// A host's pull pacer (id = host).
+        Pull = 1,
+        /// A flow's retransmission timer (id = flow).
+        Rto = 2,
+        /// pHost: a flow's token wake-up (id = flow).
+        Token = 3,
+    }
+}
 /// An ACK or NACK with this flag also carries a pull (number in `ack`).
 const PULL_BIT: u8 = flags::PROTO1;
 
@@ -216,21 +225,20 @@ impl Ndp {
         self.debug_check(pkt.flow, Some(host));
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: NdpTimer, id: u32) {
         match kind {
-            TIMER_PULL => {
+            NdpTimer::Pull => {
                 let pulled = self.pace(ctx, id);
                 self.debug_check(pulled.unwrap_or(FlowId::MAX), Some(id));
             }
-            TIMER_RTO => {
+            NdpTimer::Rto => {
                 self.on_rto(ctx, id);
                 self.debug_check(id, None);
             }
-            TIMER_TOKEN => {
+            NdpTimer::Token => {
                 self.on_token_wake(ctx, id);
                 self.debug_check(id, None);
             }
-            other => unreachable!("NDP sets no timer of kind {other}"),
         }
     }
 
@@ -271,6 +279,7 @@ impl Protocol for Ndp {
         ("phost", "pHost (Gao et al., CoNEXT'15) as the NDP paper runs it: receiver tokens paced at line rate, SRPT, drop-tail switches"),
     ];
     type Config = NdpConfig;
+    type Timer = NdpTimer;
 
     fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<NdpConfig> {
         NdpConfig::read(s, env.load_balancing, name == "phost")
@@ -322,7 +331,7 @@ impl Protocol for Ndp {
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
         Ndp::on_packet(self, ctx, host, pkt)
     }
-    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: NdpTimer, id: u32) {
         Ndp::on_timer(self, ctx, kind, id)
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -21,7 +21,7 @@
 //! Not modelled: token expiry at the sender (tokens are answered on arrival: these runs give a
 //! sender one flow) and the sender-side SRPT choice among tokens of several flows.
 
-use super::{Ndp, TIMER_RTO, TIMER_TOKEN};
+use super::{Ndp, NdpTimer};
 use crate::net::packet::{LoadBalancing, Packet, PacketKind};
 use crate::time::{from_us, Time};
 use crate::transport::Ctx;
@@ -99,7 +99,7 @@ impl Ndp {
             self.arm_pacer(ctx, dst);
         } else if c.rx.tokens.wake_at.is_none_or(|w| w > at || w < now) {
             c.rx.tokens.wake_at = Some(at);
-            ctx.set_timer(at, TIMER_TOKEN, c.id);
+            ctx.set_timer(at, NdpTimer::Token, c.id);
         }
     }
 
@@ -219,7 +219,7 @@ impl Ndp {
         let jitter = 0.75 + 0.5 * self.rng.uniform();
         let at = ctx.now() + (c.tx.rtt.rto_ps() as f64 * jitter) as Time;
         c.tx.rto_at = Some(at);
-        ctx.set_timer(at, TIMER_RTO, c.id);
+        ctx.set_timer(at, NdpTimer::Rto, c.id);
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::config::PullOrder;
 use super::tokens::Tokens;
-use super::{Conn, Ndp, PULL_BIT, TIMER_PULL};
+use super::{Conn, Ndp, NdpTimer, PULL_BIT};
 use crate::engine::rng::mix64;
 use crate::net::packet::{FlowId, HostId, LoadBalancing, Packet, PacketKind};
 use crate::time::Time;
@@ -156,7 +156,7 @@ impl Ndp {
 
     pub(super) fn arm_pacer(&mut self, ctx: &mut Ctx, host: HostId) {
         if let Some(at) = self.pullers[host as usize].pacer.arm(ctx.now()) {
-            ctx.set_timer(at, TIMER_PULL, host);
+            ctx.set_timer(at, NdpTimer::Pull, host);
         }
     }
 

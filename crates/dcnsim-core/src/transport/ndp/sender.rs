@@ -3,7 +3,7 @@
 //! true losses, return-to-sender resends.
 
 use super::paths::{Feedback, FeedbackHistory, PathScoreboard};
-use super::{Ndp, TIMER_RTO};
+use super::{Ndp, NdpTimer};
 use crate::engine::prefetch;
 use crate::net::packet::{flags, Packet, PacketKind};
 use crate::time::{from_us, Time};
@@ -350,7 +350,7 @@ impl Ndp {
             if let Some(at) = c.tx.rto_at.filter(|_| fall > 0) {
                 let at = at.saturating_sub(fall).max(ctx.now());
                 c.tx.rto_at = Some(at);
-                ctx.set_timer(at, TIMER_RTO, c.id);
+                ctx.set_timer(at, NdpTimer::Rto, c.id);
             }
             c.tx.record(path, Feedback::Ack, penalty);
             if c.tx.acked == c.layout.packets() {
@@ -424,7 +424,7 @@ impl Ndp {
         if c.tx.rto_at.is_none() {
             let at = ctx.now() + c.tx.rtt.rto_ps();
             c.tx.rto_at = Some(at);
-            ctx.set_timer(at, TIMER_RTO, c.id);
+            ctx.set_timer(at, NdpTimer::Rto, c.id);
         }
     }
 
@@ -463,7 +463,7 @@ impl Ndp {
             };
             if let Some(at) = at {
                 c.tx.rto_at = Some(at);
-                ctx.set_timer(at, TIMER_RTO, c.id);
+                ctx.set_timer(at, NdpTimer::Rto, c.id);
             }
         }
     }

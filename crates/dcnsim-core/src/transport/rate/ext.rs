@@ -4,6 +4,7 @@
 //! before the hooks existed.
 
 use crate::net::packet::{FlowId, HostId, Packet};
+use crate::net::pipeline::deflection::DeflectTokens;
 use crate::record::flows::FlowRecord;
 use crate::time::Time;
 use crate::transport::TransportEnv;
@@ -11,8 +12,8 @@ use crate::transport::TransportEnv;
 /// Marks on every data packet of one flow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FlowMarks {
-    /// `Packet::deflect` of its data packets (0: never deflected).
-    pub deflect: u8,
+    /// The deflection tokens of its data packets (`Packet::stage`; the default: never deflected).
+    pub deflect: DeflectTokens,
     /// The data class instead of `data_priority`.
     pub data_priority: Option<u8>,
 }

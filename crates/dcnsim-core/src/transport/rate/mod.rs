@@ -61,6 +61,7 @@ use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
 use crate::net::pipeline::stages::int::{IntHop, INT_MAX_HOPS};
 use crate::spec_reader::{Section, SpecResult};
 use crate::time::{Rate, Time};
+use crate::transport::timer::timer_kinds;
 pub use config::RateConfig;
 pub use control::{RateAck, RateControl};
 pub use ext::{AckMarks, FlowMarks, RateExt};
@@ -69,9 +70,17 @@ pub use sender::Recovery;
 use sender::{Next, QpSender};
 use start::{Start, StartCounters};
 
-const TIMER_RTO: u8 = 0;
-const TIMER_NIC: u8 = 1;
-const TIMER_CC: u8 = 2;
+timer_kinds! {
+    /// The rate transports' timers.
+    pub enum RateTimer for "rate" {
+        /// A queue pair's retransmission timer (id = flow).
+        Rto = 0,
+        /// A host's NIC may send again (id = host).
+        Nic = 1,
+        /// A controller's wake-up (id = flow).
+        Cc = 2,
+    }
+}
 
 /// What a controller is built from.
 #[derive(Clone, Copy, Debug)]
@@ -216,7 +225,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
             q.rto_deadline = Some(at);
             if !q.rto_pending {
                 q.rto_pending = true;
-                ctx.set_timer(at, TIMER_RTO, q.id);
+                ctx.set_timer(at, RateTimer::Rto, q.id);
             }
         }
     }
@@ -227,7 +236,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
             if q.cc_timer_at.is_none_or(|p| t < p) {
                 let t = t.max(ctx.now());
                 q.cc_timer_at = Some(t);
-                ctx.set_timer(t, TIMER_CC, q.id);
+                ctx.set_timer(t, RateTimer::Cc, q.id);
             }
         }
     }
@@ -280,7 +289,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
             let h = &mut self.hosts[host as usize];
             if h.timer_at.is_none_or(|p| t < p) {
                 h.timer_at = Some(t);
-                ctx.set_timer(t, TIMER_NIC, host);
+                ctx.set_timer(t, RateTimer::Nic, host);
             }
         }
     }
@@ -301,7 +310,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
         p.path = q.path_key;
         p.lb = cfg.lb;
         p.prio = q.marks.data_priority.unwrap_or(cfg.data_priority);
-        p.deflect = q.marks.deflect;
+        p.stage.set_deflect(q.marks.deflect);
         if cfg.ecn_capable {
             p.flags |= flags::ECT;
         }
@@ -426,7 +435,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
         let Some(deadline) = q.rto_deadline else { return };
         if ctx.now() < deadline {
             q.rto_pending = true;
-            ctx.set_timer(deadline, TIMER_RTO, q.id);
+            ctx.set_timer(deadline, RateTimer::Rto, q.id);
             return;
         }
         self.counters.timeouts += 1;
@@ -493,6 +502,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
     const NAMES: &'static [(&'static str, &'static str)] = P::NAMES;
     const WANTS_NIC_IDLE: bool = true;
     type Config = RateTransportConfig<P::Params>;
+    type Timer = RateTimer;
 
     fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config> {
         let params = P::read_params(s)?;
@@ -630,9 +640,9 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
         self.check(slot);
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: RateTimer, id: u32) {
         match kind {
-            TIMER_NIC => {
+            RateTimer::Nic => {
                 let Some(h) = self.hosts.get_mut(id as usize) else { return };
                 if h.timer_at == Some(ctx.now()) {
                     h.timer_at = None;
@@ -640,9 +650,9 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
                 self.pump(ctx, id);
                 self.check_host(id);
             }
-            TIMER_RTO | TIMER_CC => {
+            RateTimer::Rto | RateTimer::Cc => {
                 let Some(slot) = self.conns.slot(id) else { return };
-                if kind == TIMER_RTO {
+                if kind == RateTimer::Rto {
                     self.on_rto_timer(ctx, slot);
                 } else {
                     let q = &mut self.conns[slot];
@@ -658,7 +668,6 @@ impl<P: RateProtocol, E: RateExt<P::Params>> Protocol for RateTransport<P, E> {
                 self.pump(ctx, src);
                 self.check(slot);
             }
-            _ => {}
         }
     }
 

@@ -7,7 +7,7 @@ use super::ext::RateExt;
 use super::fast_start::{FastStart, Pbfs, PbfsFlow};
 use super::{Qp, RateControl, RateProtocol, RateTransport};
 use crate::net::packet::{HostId, Packet};
-use crate::net::pipeline::postcard::Postcard;
+use crate::net::pipeline::postcard::{PbtMark, Postcard};
 use crate::time::{Rate, Time};
 use crate::transport::Ctx;
 
@@ -111,7 +111,7 @@ impl<P: RateProtocol, E: RateExt<P::Params>> RateTransport<P, E> {
         let Start::Pbfs(f) = &self.conns[slot].start else { return };
         let delta = self.pbfs.map_or(u64::MAX, |b| b.delta);
         if f.marking && !retx && (p.seq + 1).is_multiple_of(delta) {
-            p.pbt = true;
+            p.stage.set_pbt(PbtMark::TRIGGERING);
             self.start_counters.pbt_packets_sent += 1;
         }
     }

@@ -2,7 +2,7 @@
 //! issue of credit, and which message gets it.
 
 use super::state::{srpt_key, Host, NOT_CANDIDATE};
-use super::{ReceiverPolicy, Sird, SrptKey, MD_SPACING_WINDOWS, TIMER_PACER};
+use super::{ReceiverPolicy, Sird, SirdTimer, SrptKey, MD_SPACING_WINDOWS};
 use crate::net::packet::{HostId, PacketKind};
 use crate::transport::parts::srpt_pick;
 use crate::transport::Ctx;
@@ -58,7 +58,7 @@ impl Sird {
         }
         if !h.pacer.ready(ctx.now()) {
             let at = h.pacer.arm(ctx.now()).expect("the pacer was not armed");
-            ctx.set_timer(at, TIMER_PACER, host);
+            ctx.set_timer(at, SirdTimer::Pacer, host);
             return;
         }
         if let Some(w) = self.try_credit(ctx, host) {
@@ -66,7 +66,7 @@ impl Sird {
             h.pacer.sent_for(ctx.now(), h.rate, w as u32);
             if !h.inbound.is_empty() {
                 let at = h.pacer.arm(ctx.now()).expect("the pacer was not armed");
-                ctx.set_timer(at, TIMER_PACER, host);
+                ctx.set_timer(at, SirdTimer::Pacer, host);
             }
         }
         // Nothing creditable: the next data arrival or new message kicks again.

@@ -102,12 +102,21 @@ use super::{ClassUse, Conformance, Ctx, Framing, LoneFlow, Needs, Protocol, Spec
 use crate::engine::rng::mix64;
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
 use crate::spec_reader::{Section, SpecResult};
+use crate::transport::timer::timer_kinds;
 use state::{Conn, Counters, Derived, Host, Pair};
 use std::collections::{HashMap, VecDeque};
 
-const TIMER_PACER: u8 = 0;
-const TIMER_RX: u8 = 1;
-const TIMER_TX: u8 = 2;
+timer_kinds! {
+    /// SIRD's timers.
+    pub enum SirdTimer for "SIRD" {
+        /// A host's credit pacer (id = host).
+        Pacer = 0,
+        /// A message's receiver silence timer (id = flow).
+        Rx = 1,
+        /// A message's sender silence timer (id = flow).
+        Tx = 2,
+    }
+}
 /// Sender-congestion notification on data packets.
 const CSN: u8 = flags::PROTO1;
 /// On a CREDITREQ: a sender's timeout probe.
@@ -326,16 +335,16 @@ impl Sird {
         self.check_after(self.conns.slot(pkt.flow), pi, src, dst);
     }
 
-    pub fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    pub fn on_timer(&mut self, ctx: &mut Ctx, kind: SirdTimer, id: u32) {
         match kind {
-            TIMER_PACER => {
+            SirdTimer::Pacer => {
                 self.hosts[id as usize].pacer.disarm();
                 self.kick(ctx, id);
                 self.check_host(id);
             }
-            TIMER_RX | TIMER_TX => {
+            SirdTimer::Rx | SirdTimer::Tx => {
                 let Some(slot) = self.conns.slot(id) else { return };
-                if kind == TIMER_RX {
+                if kind == SirdTimer::Rx {
                     self.on_rx_timer(ctx, slot);
                 } else {
                     self.on_tx_timer(ctx, slot);
@@ -343,7 +352,6 @@ impl Sird {
                 let c = &self.conns[slot];
                 self.check_after(Some(slot), c.pair, c.src, c.dst);
             }
-            other => panic!("unknown SIRD timer {other}"),
         }
     }
 
@@ -360,6 +368,7 @@ impl Protocol for Sird {
     )];
     const WANTS_NIC_IDLE: bool = true;
     type Config = SirdConfig;
+    type Timer = SirdTimer;
 
     fn read(s: &mut Section, _name: &str, env: &SpecEnv) -> SpecResult<SirdConfig> {
         SirdConfig::read(s, env.load_balancing)
@@ -384,7 +393,7 @@ impl Protocol for Sird {
     fn on_packet(&mut self, ctx: &mut Ctx, host: HostId, pkt: &Packet) {
         Sird::on_packet(self, ctx, host, pkt)
     }
-    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: SirdTimer, id: u32) {
         Sird::on_timer(self, ctx, kind, id)
     }
     fn on_nic_idle(&mut self, ctx: &mut Ctx, host: HostId) {

@@ -2,7 +2,7 @@
 //! against B and the sender's bucket, ACK complete messages, ask for what is missing. Credit
 //! itself is in `credit.rs`.
 
-use super::{Sird, CSN, PROBE, TIMER_RX};
+use super::{Sird, SirdTimer, CSN, PROBE};
 use crate::net::packet::{flags, Packet, PacketKind};
 use crate::transport::parts::resend::resend_requests;
 use crate::transport::Ctx;
@@ -99,7 +99,7 @@ impl Sird {
             return;
         }
         if let Some(at) = c.rx_silence.arm(timeout, ctx.now()) {
-            ctx.set_timer(at, TIMER_RX, c.id);
+            ctx.set_timer(at, SirdTimer::Rx, c.id);
         }
     }
 

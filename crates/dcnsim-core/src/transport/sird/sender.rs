@@ -2,7 +2,7 @@
 //! resend requests and the final ACK, probe a silent receiver.
 
 use super::state::{srpt_key, NOT_CANDIDATE};
-use super::{CsnRequires, Sird, CSN, TIMER_TX};
+use super::{CsnRequires, Sird, SirdTimer, CSN};
 use crate::net::packet::{flags, HostId, Packet, PacketKind};
 use crate::transport::parts::srpt_pick;
 use crate::transport::Ctx;
@@ -246,7 +246,7 @@ impl Sird {
         let timeout = self.cfg.timeout;
         let c = &mut self.conns[slot];
         if let Some(at) = c.tx_silence.arm(timeout, ctx.now()) {
-            ctx.set_timer(at, TIMER_TX, c.id);
+            ctx.set_timer(at, SirdTimer::Tx, c.id);
         }
     }
 

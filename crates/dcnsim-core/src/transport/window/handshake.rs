@@ -21,6 +21,7 @@
 //! ns-2's FullTcp sends it as a pure ACK just ahead of the data, one header serialization), SYN
 //! cookies, refused connections, and connection tear-down (FIN), which costs no completion time.
 
+use super::timer::WindowTimer;
 use super::{WindowProtocol, WindowTransport};
 use crate::net::packet::{flags, FlowId, HostId, Packet, PacketKind};
 use crate::spec_reader::{Section, SpecResult};
@@ -28,9 +29,6 @@ use crate::time::Time;
 use crate::transport::parts::rtt::MAX_BACKOFF_SHIFT;
 use crate::transport::Ctx;
 use std::collections::HashMap;
-
-/// The timer that sends a connection's SYN again (id = flow).
-pub(super) const TIMER_SYN: u8 = 3;
 
 /// How a connection opens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +95,7 @@ impl<P: WindowProtocol> WindowTransport<P> {
         let (src, dst) = c.endpoints();
         ctx.send(self.syn_packet(c.id, src, dst, c.path_key(), ctx.now()));
         let rto = self.cfg.sender.initial_rto << retries.min(MAX_BACKOFF_SHIFT);
-        ctx.set_timer(ctx.now() + rto, TIMER_SYN, c.id);
+        ctx.set_timer(ctx.now() + rto, WindowTimer::Syn, c.id);
     }
 
     /// A header-only SYN-flagged packet of connection `id` (a SYN or a SYN-ACK).

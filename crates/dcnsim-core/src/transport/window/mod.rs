@@ -21,6 +21,7 @@ pub mod pool;
 pub mod sender;
 #[cfg(test)]
 mod tests;
+pub mod timer;
 
 use super::conns::ConnTable;
 use super::parts::keys;
@@ -31,9 +32,10 @@ use crate::time::{from_us, Time};
 use crate::transport::rate::fast_start::{FastStart, Pbfs};
 use crate::transport::rate::start::StartCounters;
 use cc::{CongestionControl, WindowSetup};
-use handshake::{ConnectionSetup, Handshakes, TIMER_SYN};
+use handshake::{ConnectionSetup, Handshakes};
 use pool::{Pools, Take, Warm};
-use sender::{Conn, Counters, SenderConfig, Status, TIMER_PACE, TIMER_RTO};
+use sender::{Conn, Counters, SenderConfig, Status};
+use timer::WindowTimer;
 
 /// A protocol made of the window sender and a congestion controller.
 pub trait WindowProtocol {
@@ -88,9 +90,6 @@ pub struct WindowConfig<P> {
     /// Whether a new connection first spends a SYN / SYN-ACK round trip ([`handshake`]).
     pub connection_setup: ConnectionSetup,
 }
-
-/// The timer that hands a message to the sender's stack once its OS overhead has passed (id = flow).
-const TIMER_START: u8 = 2;
 
 /// Reads the keys every window protocol shares (MPTCP's subflows read them too; the caller refuses
 /// source routing where it does not choose routes).
@@ -249,6 +248,7 @@ impl<P: WindowProtocol> WindowTransport<P> {
 impl<P: WindowProtocol> Protocol for WindowTransport<P> {
     const NAMES: &'static [(&'static str, &'static str)] = P::NAMES;
     type Config = WindowConfig<P::Params>;
+    type Timer = WindowTimer;
 
     fn read(s: &mut Section, name: &str, env: &SpecEnv) -> SpecResult<Self::Config> {
         let params = P::read_params(s)?;
@@ -310,7 +310,7 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
 
     fn start_flow(&mut self, ctx: &mut Ctx, id: FlowId) {
         if self.cfg.os_overhead > 0 {
-            return ctx.set_timer(ctx.now() + self.cfg.os_overhead, TIMER_START, id);
+            return ctx.set_timer(ctx.now() + self.cfg.os_overhead, WindowTimer::Start, id);
         }
         self.enter_stack(ctx, id);
     }
@@ -349,19 +349,20 @@ impl<P: WindowProtocol> Protocol for WindowTransport<P> {
         self.check(slot);
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, kind: u8, id: u32) {
-        if kind == TIMER_START {
-            return self.enter_stack(ctx, id);
-        }
-        if kind == TIMER_SYN {
-            return self.on_syn_timer(ctx, id);
-        }
+    fn on_timer(&mut self, ctx: &mut Ctx, kind: WindowTimer, id: u32) {
+        let rto = match kind {
+            WindowTimer::Start => return self.enter_stack(ctx, id),
+            WindowTimer::Syn => return self.on_syn_timer(ctx, id),
+            WindowTimer::Rto(_) => true,
+            WindowTimer::Pace(_) => false,
+            WindowTimer::SubflowSyn(_) => return debug_assert!(false, "MPTCP's SYN timer at a window transport"),
+        };
         let Some(slot) = self.conns.slot(id) else { return };
         let c = &mut self.conns[slot];
-        match kind {
-            TIMER_RTO => c.on_rto_timer(ctx, &self.cfg.sender, &mut self.counters),
-            TIMER_PACE => c.on_pace_timer(ctx, &self.cfg.sender, &mut self.counters),
-            _ => return,
+        if rto {
+            c.on_rto_timer(ctx, &self.cfg.sender, &mut self.counters);
+        } else {
+            c.on_pace_timer(ctx, &self.cfg.sender, &mut self.counters);
         }
         self.check(slot);
     }

@@ -20,27 +20,18 @@
 //!
 //! As an MPTCP subflow ([`Conn::on_subflow`]) the stream's length grows as the connection's
 //! scheduler hands it data ([`Conn::extend`]), and its timers carry the subflow in their kind
-//! ([`timer_kind`]).
+//! ([`WindowTimer`]).
 
 use super::cc::{AckInfo, AckPhase, CongestionControl, LossInfo};
 use super::pool::Warm;
+use super::timer::WindowTimer;
 use crate::engine::rng::{mix64, Rng};
 use crate::net::packet::{flags, FlowId, HostId, LoadBalancing, Packet, PacketKind};
+use crate::net::pipeline::postcard::PbtMark;
 use crate::time::Time;
 use crate::transport::parts::{ReceivedBytes, RttEstimator};
 use crate::transport::rate::fast_start::PbfsFlow;
 use crate::transport::{Ctx, Framing};
-
-pub const TIMER_RTO: u8 = 0;
-pub const TIMER_PACE: u8 = 1;
-
-/// The timer kind of `base` (`TIMER_RTO` or `TIMER_PACE`) for subflow `subflow` (0 for a plain
-/// connection, so its kinds are the bases themselves).
-#[inline]
-pub fn timer_kind(base: u8, subflow: u8) -> u8 {
-    debug_assert!(base <= TIMER_PACE && subflow < 64);
-    base + 2 * subflow
-}
 
 /// The sender's fixed parameters (the controller has its own).
 #[derive(Clone, Debug, PartialEq)]
@@ -285,7 +276,7 @@ impl<C: CongestionControl> Conn<C> {
                 if ctx.now() < self.next_send_at {
                     if !self.pace_timer_pending {
                         self.pace_timer_pending = true;
-                        ctx.set_timer(self.next_send_at, timer_kind(TIMER_PACE, self.subflow), self.id);
+                        ctx.set_timer(self.next_send_at, WindowTimer::Pace(self.subflow), self.id);
                     }
                     break;
                 }
@@ -335,7 +326,9 @@ impl<C: CongestionControl> Conn<C> {
         if seq + len as u64 == self.size {
             p.flags |= flags::LAST;
         }
-        p.pbt = pbt;
+        if pbt {
+            p.stage.set_pbt(PbtMark::TRIGGERING);
+        }
         ctx.send(p);
     }
 
@@ -361,7 +354,7 @@ impl<C: CongestionControl> Conn<C> {
             let deadline = self.rto_deadline.expect("set above");
             if !self.rto_timer_pending {
                 self.rto_timer_pending = true;
-                ctx.set_timer(deadline, timer_kind(TIMER_RTO, self.subflow), self.id);
+                ctx.set_timer(deadline, WindowTimer::Rto(self.subflow), self.id);
             }
         } else {
             self.rto_deadline = None;
@@ -493,7 +486,7 @@ impl<C: CongestionControl> Conn<C> {
         let Some(deadline) = self.rto_deadline else { return };
         if ctx.now() < deadline {
             self.rto_timer_pending = true;
-            ctx.set_timer(deadline, timer_kind(TIMER_RTO, self.subflow), self.id);
+            ctx.set_timer(deadline, WindowTimer::Rto(self.subflow), self.id);
             return;
         }
         // Timeout: the controller collapses its window; go back to the first unacknowledged byte.
