@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple, TypedDict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,6 +111,20 @@ class Check:
             return f"<= {_num(self.paper)} (one-sided claim)"
         tol = f"{self.tolerance:.0%}" if self.relative else _num(self.tolerance)
         return f"{_num(self.paper)} +- {tol} (paper)"
+
+
+class CheckOptions(TypedDict, total=False):
+    """Keyword options of the check helpers below, for a module whose checks share some (`**OPTIONS`)."""
+
+    reason: str
+    claim: str
+    relative: bool
+    quick_tolerance: Optional[float]
+    full_only: bool
+    quick_reason: str
+    physical: Range
+    baseline: Optional[float]
+    quick_band: Optional[Range]
 
 
 def paper_value(what: str, value: float, tolerance: float, measure: Measure, *, reason: str, **kw: Any) -> Check:
