@@ -39,8 +39,7 @@ BUFFERS = [SMALL, LARGE]
 
 def variant(quick: bool, steady: bool, step: bool, buffers=(SMALL,)) -> SweepSpec:
     """Timing (SHORT or STEADY), marking (RED of the RoCE runs or the reference's DCTCP step), buffers."""
-    t = {"timeout_us": 100.0, "short_timeout_us": 100.0}
-    ts = [pc.transport("dctcp_rate", s, **t) for s in STARTS.values()]
+    ts = [pc.transport("dctcp_rate", s, timeout_us=100.0, short_timeout_us=100.0) for s in STARTS.values()]
     base = pc.base(quick, pfc=False, buffer_bytes=SMALL, steady=steady)
     if step:
         base["queue"] = dict(STEP)
