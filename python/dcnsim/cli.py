@@ -6,14 +6,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, List, NoReturn, Optional, Sequence
 
 from .errors import SimulationError, SpecError, UsageError
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def _fmt(x, digits=3) -> str:
+
+def _fmt(x: object, digits: int = 3) -> str:
     if x is None:
         return "-"
     if isinstance(x, float):
@@ -78,7 +83,7 @@ def format_summary(s: dict) -> str:
     return "\n".join(f"{k:<{w}}  {v}" for k, v in rows)
 
 
-def _parse_value(text: str):
+def _parse_value(text: str) -> Any:
     """A --set value: TOML (numbers, booleans, strings in quotes, arrays, inline tables), else the
     text itself as a string."""
     from .spec import tomllib
@@ -89,7 +94,7 @@ def _parse_value(text: str):
         return text
 
 
-def apply_sets(spec: dict, sets) -> dict:
+def apply_sets(spec: dict, sets: Optional[Sequence[str]]) -> dict:
     """Applies --set KEY=VALUE items to a spec dict (in place)."""
     from .spec import set_path
 
@@ -101,21 +106,21 @@ def apply_sets(spec: dict, sets) -> dict:
     return spec
 
 
-def build_spec(spec_path, sets) -> dict:
+def build_spec(spec_path: str | os.PathLike[str], sets: Optional[Sequence[str]]) -> dict:
     """The spec `dcnsim run` simulates: the file with each --set KEY=VALUE applied."""
     from .spec import load_spec
 
     return apply_sets(load_spec(spec_path), sets)
 
 
-def _check_out_dir(out) -> None:
+def _check_out_dir(out: Optional[str]) -> None:
     """Before any simulation: an --out that exists must be a directory (else hours of runs end in
     an error when the results are written)."""
     if out is not None and Path(out).exists() and not Path(out).is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory (the results are a directory of files)")
 
 
-def _check_plot_out(out) -> None:
+def _check_plot_out(out: str | os.PathLike[str]) -> None:
     """Before loading results: matplotlib must be able to write --out's format."""
     from matplotlib.backend_bases import FigureCanvasBase
 
@@ -127,7 +132,8 @@ def _check_plot_out(out) -> None:
                          f"(use one of: {', '.join(sorted(formats))})")
 
 
-def _run(spec_path, out, quiet: bool, sets, csv: bool = False, plot: bool = False, flows: bool = True) -> int:
+def _run(spec_path: str | os.PathLike[str], out: str, quiet: bool, sets: Optional[Sequence[str]], csv: bool = False,
+         plot: bool = False, flows: bool = True) -> int:
     """Runs and saves. Without --csv and --plot this imports neither pandas nor matplotlib: the
     tables go from the simulator to Parquet in Rust (see dcnsim.result)."""
     from .spec import run
@@ -150,7 +156,7 @@ def _run(spec_path, out, quiet: bool, sets, csv: bool = False, plot: bool = Fals
     return 0
 
 
-def _sweep(args) -> int:
+def _sweep(args: argparse.Namespace) -> int:
     from .sweep import load_sweep, run_sweep
 
     _check_out_dir(args.out)
@@ -164,7 +170,7 @@ def _sweep(args) -> int:
     return 1 if len(failed) else 0
 
 
-def _results(args) -> int:
+def _results(args: argparse.Namespace) -> int:
     from .errors import naming
     from .sweep import results
 
@@ -183,7 +189,7 @@ def _results(args) -> int:
     return 0
 
 
-def store_notes(df, where) -> list:
+def store_notes(df: pd.DataFrame, where: object) -> List[str]:
     """What a results table leaves out or takes from elsewhere: a rebuilt sweep.json, damaged runs
     (each with its file and the reason), runs stored by another build of the core."""
     notes = []
@@ -204,11 +210,11 @@ def store_notes(df, where) -> list:
     return notes
 
 
-def _without_damaged(df):
+def _without_damaged(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["status"] != "damaged"] if "status" in df else df
 
 
-def _pack(args) -> int:
+def _pack(args: argparse.Namespace) -> int:
     from .sweep.pack import unpack_runs, write_pack
 
     if args.cmd == "pack":
@@ -230,14 +236,14 @@ def _pack(args) -> int:
 PLOTS = ("slowdown", "queue-goodput", "queue-tiers", "fct-cdf", "throughput", "timeseries")
 
 
-def _need_columns(df, cols, option: str) -> None:
+def _need_columns(df: pd.DataFrame, cols: Sequence[str], option: str) -> None:
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise UsageError(f"{option}: no column {', '.join(repr(c) for c in missing)} in the results; "
                          f"columns: {', '.join(map(str, df.columns))}")
 
 
-def _plot(args) -> int:
+def _plot(args: argparse.Namespace) -> int:
     from . import plots
     from .sweep import load_flows, load_summary, results
 
@@ -292,7 +298,7 @@ def _plot(args) -> int:
     return 0
 
 
-def _repro(args) -> int:
+def _repro(args: argparse.Namespace) -> int:
     from . import repro
     from .sweep import run_sweep, stored_sweep
 
@@ -343,7 +349,7 @@ def _positive_int(text: str) -> int:
 class _Parser(argparse.ArgumentParser):
     """Reports a bad command line as one line (and exit status 2), like every other user error."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
 
 
@@ -425,7 +431,7 @@ def version_text() -> str:
     return f"dcnsim {__version__} (build {build['id']}, git {build['git']})"
 
 
-def _dispatch(args) -> int:
+def _dispatch(args: argparse.Namespace) -> int:
     if args.cmd == "describe":
         from . import reference
         from .spec import describe
@@ -467,7 +473,7 @@ def _one_line(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
     """The command line. A user error (a bad spec, sweep, filter, path or option) prints one line
     naming what is wrong and exits 2; a failed run exits 1; Ctrl-C exits 130."""
     args = parser().parse_args(argv)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
+from typing import Iterator
 
 from . import _core
 
@@ -38,7 +40,7 @@ class UsageError(ValueError):
 
 
 @contextlib.contextmanager
-def naming(path):
+def naming(path: str | os.PathLike[str]) -> Iterator[None]:
     """Writes inside name `path` in any OSError they raise: a write that fails after the file was
     opened (a full disk: `[Errno 28] No space left on device`) carries no file name of its own."""
     try:
@@ -49,7 +51,7 @@ def naming(path):
         raise OSError(e.errno, e.strerror or " ".join(str(e).split()) or type(e).__name__, str(path)) from e
 
 
-def write_text(path, text: str) -> None:
+def write_text(path: str | os.PathLike[str], text: str) -> None:
     """`Path(path).write_text(text)`, naming the file in any OSError."""
     with naming(path):
         Path(path).write_text(text)

@@ -266,7 +266,7 @@ class Result:
                 slowdown_by_size(self.summary, self.flows, out / "slowdown.png")
         return out
 
-    def save_replacing(self, out_dir, **save_options) -> Path:
+    def save_replacing(self, out_dir: Union[str, os.PathLike], **save_options: bool) -> Path:
         """`save`, so that out_dir never shows a finished run with a table it cannot read: the
         files are written into a temporary directory beside it first (a full disk fails there,
         leaving an earlier run in out_dir whole), then moved in, summary.json last and the earlier

@@ -14,10 +14,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple, TypedDict
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..sweep.spec import SweepSpec
 
 # measure(results DataFrame, out dir) -> our number
-Measure = Callable[[object, str], float]
+Measure = Callable[["pd.DataFrame", str], float]
 Range = Tuple[float, float]
 
 # Physically possible values of a metric.
@@ -71,9 +76,17 @@ class Check:
         tol = self.quick_tolerance if quick and self.quick_tolerance is not None else self.tolerance
         return tol * abs(self.paper) if self.relative else tol
 
+    def _upper(self) -> float:
+        """An OURS check's upper end (`ours` always sets it)."""
+        if self.upper is None:
+            raise ValueError(f"check {self.what!r}: an OURS check needs its upper end (`upper`)")
+        return self.upper
+
     def _raw_bounds(self, quick: bool) -> Range:
         if self.kind is Kind.OURS:
-            return self.quick_band if quick and self.quick_band is not None else (self.paper, self.upper)
+            if quick and self.quick_band is not None:
+                return self.quick_band
+            return self.paper, self._upper()
         span = self._span(quick)
         if self.kind in (Kind.AT_LEAST, Kind.ORDERING):
             return self.paper - span, math.inf
@@ -89,7 +102,7 @@ class Check:
     def claim(self) -> str:
         """What the check holds ours to, kind first: "0.25 +- 0.1", ">= 4 (one-sided claim)", ..."""
         if self.kind is Kind.OURS:
-            return f"ours: {_num(self.paper)} to {_num(self.upper)}"
+            return f"ours: {_num(self.paper)} to {_num(self._upper())}"
         if self.kind is Kind.ORDERING:
             return f"{self.names[0]} > {self.names[1]} (ordering)" if self.names else "ordering"
         if self.kind is Kind.AT_LEAST:
@@ -100,13 +113,27 @@ class Check:
         return f"{_num(self.paper)} +- {tol} (paper)"
 
 
-def paper_value(what: str, value: float, tolerance: float, measure: Measure, *, reason: str, **kw) -> Check:
+class CheckOptions(TypedDict, total=False):
+    """Keyword options of the check helpers below, for a module whose checks share some (`**OPTIONS`)."""
+
+    reason: str
+    claim: str
+    relative: bool
+    quick_tolerance: Optional[float]
+    full_only: bool
+    quick_reason: str
+    physical: Range
+    baseline: Optional[float]
+    quick_band: Optional[Range]
+
+
+def paper_value(what: str, value: float, tolerance: float, measure: Measure, *, reason: str, **kw: Any) -> Check:
     """The paper's number, +- a tolerance whose reason is stated."""
     return Check(what, value, tolerance, measure, kind=Kind.PAPER, reason=reason, **kw)
 
 
 def paper_value_or_at_most(what: str, value: float, tolerance: float, measure: Measure, *, reason: str,
-                           **kw) -> Check:
+                           **kw: Any) -> Check:
     """The paper's number, or "at most" it plus the tolerance where the band would reach the metric's
     physical lower bound on either variant (a slowdown's 1, a queue's 0): a one-sided claim, said so."""
     c = paper_value(what, value, tolerance, measure, reason=reason, **kw)
@@ -116,25 +143,25 @@ def paper_value_or_at_most(what: str, value: float, tolerance: float, measure: M
                    **kw)
 
 
-def at_least(what: str, bound: float, measure: Measure, *, claim: str, slack: float = 0.0, **kw) -> Check:
+def at_least(what: str, bound: float, measure: Measure, *, claim: str, slack: float = 0.0, **kw: Any) -> Check:
     """The paper's one-sided claim "ours >= bound" (`claim` quotes it); `slack` lowers the bound."""
     return Check(what, bound, slack, measure, kind=Kind.AT_LEAST, reason=claim, **kw)
 
 
-def at_most(what: str, bound: float, measure: Measure, *, claim: str, slack: float = 0.0, **kw) -> Check:
+def at_most(what: str, bound: float, measure: Measure, *, claim: str, slack: float = 0.0, **kw: Any) -> Check:
     """The paper's one-sided claim "ours <= bound" (`claim` quotes it); `slack` raises the bound."""
     return Check(what, bound, slack, measure, kind=Kind.AT_MOST, reason=claim, **kw)
 
 
 def ordering(what: str, above: str, below: str, measure: Measure, *, claim: str, margin: float = 1.0,
-             **kw) -> Check:
+             **kw: Any) -> Check:
     """The paper's "`above` exceeds `below`": `measure` gives above / below, which must reach `margin` (above
     1: a tie, the baseline, fails)."""
     kw.setdefault("baseline", 1.0)
     return Check(what, margin, 0.0, measure, kind=Kind.ORDERING, reason=claim, names=(above, below), **kw)
 
 
-def ours(what: str, low: float, high: float, measure: Measure, *, reason: str, **kw) -> Check:
+def ours(what: str, low: float, high: float, measure: Measure, *, reason: str, **kw: Any) -> Check:
     """Our own criterion, where the paper gives no number: ours must lie in [low, high]."""
     return Check(what, low, 0.0, measure, kind=Kind.OURS, reason=reason, upper=high, **kw)
 
@@ -184,16 +211,16 @@ class Repro:
     name: str
     title: str
     paper: str
-    build: Callable[[bool], object]  # quick -> SweepSpec
-    report: Callable[[object, str], str]  # (results DataFrame, out dir) -> printable text
+    build: Callable[[bool], SweepSpec]  # quick -> the sweep
+    report: Callable[[pd.DataFrame, str], str]  # (results DataFrame, out dir) -> printable text
     checks: Sequence[Check] = field(default_factory=list)
 
-    def check(self, df, out: str, quick: bool) -> List[Outcome]:
+    def check(self, df: pd.DataFrame, out: str, quick: bool) -> List[Outcome]:
         """Measures every check that applies (quick or full) on a finished sweep."""
         return [_outcome(c, df, out, quick) for c in self.checks if not (quick and c.full_only)]
 
 
-def _outcome(c: Check, df, out: str, quick: bool) -> Outcome:
+def _outcome(c: Check, df: pd.DataFrame, out: str, quick: bool) -> Outcome:
     low, high = c.bounds(quick)
     try:
         got = c.measure(df, out)

@@ -40,6 +40,8 @@ was above DCQCN's until DASR shared what the receiver's own ACKs leave of its li
 sends, and the queue grew under suppressed marks until PFC paused the fabric. DCTCP with its 24 us OS
 overhead stays below Dart's p99 (0.3-0.45x of it) and only its median is above Dart's (1.3x; the paper: 3x)."""
 
+from typing import Any, Dict, List
+
 from ..sweep.spec import SweepSpec
 from .base import ANY, Repro, paper_value
 from .common import done, table
@@ -47,7 +49,8 @@ from .common import done, table
 SHORT_SIZES = (2000, 4000, 8000)
 # "rack": the typical split with a rack-local background (RACK_LOCAL below).
 MIXES = {"typical": 0.4, "light": 0.2, "heavy": 0.6, "rack": 0.4}
-ECN = {"ecn": "step", "ecn_k_bytes": 22500}
+ECN_K_BYTES = 22500
+ECN = {"ecn": "step", "ecn_k_bytes": ECN_K_BYTES}
 # Kernel TCP's cost per transfer (us): the DCQCN paper's 2 KB transfer, TCP 25.4 us against RDMA 1.7.
 OS_OVERHEAD_US = 24.0
 ACKS_FIRST = {"data_priority": 1, "control_priority": 0}
@@ -152,13 +155,15 @@ def _background(n_hosts: int, rack: int, seed: int = 1, local: float = 0.0) -> l
     return flows
 
 
-def mixed_workload(load: float, mix: str, quick: bool = True, degree: int = 16, sizes=SHORT_SIZES) -> list:
+def mixed_workload(load: float, mix: str, quick: bool = True, degree: int = 16,
+                   sizes=SHORT_SIZES) -> List[Dict[str, Any]]:
     """`load` is a fraction of the core's capacity; the incasts offer load x short share / 4 of the host
     links. The background component's name carries the mix and load (a light mix at 40 % offers what a
     typical one does at 20 %: the background is the same)."""
     name = f"background-{mix}-{round(load * 100)}" + ("" if degree == 16 else f"-d{degree}")
     local = RACK_LOCAL if mix == "rack" else 0.0
-    w = [{"kind": "flow_list", "name": name, "flows": _background(hosts(quick), per_tor(quick), local=local)}]
+    flows = _background(hosts(quick), per_tor(quick), local=local)
+    w: List[Dict[str, Any]] = [{"kind": "flow_list", "name": name, "flows": flows}]
     short = MIXES[mix]
     for size in sizes:
         w.append({"kind": "incast", "name": f"incast_{size // 1000}k", "senders": degree, "size_bytes": size,

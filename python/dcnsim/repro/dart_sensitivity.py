@@ -15,13 +15,15 @@ threshold (22.5 KB; many PFC-held, above 100 KB): a queue rarely rests in a band
 raising the threshold from 15 to 20 KB removes only the few in (15, 20] KB. Only deflecting below the
 ECN threshold (the ceiling reading) makes the band matter."""
 
+from typing import Any, Dict, List, Tuple
+
 from ..sweep.spec import SweepSpec
 from . import dart_scale as ds
 from .base import Repro, ordering, ours
 from .common import done, table
 
 THRESHOLDS = (5000, 15000, 20000)
-CEILING = ds.ECN["ecn_k_bytes"]
+CEILING = ds.ECN_K_BYTES
 DEGREES = (8, 16, 32)
 
 
@@ -38,7 +40,7 @@ def build(quick: bool) -> SweepSpec:
     transport, queue, switch = ds.SETUPS["dcqcn"]
     setups.append(["dcqcn", transport, {"priorities": 2, **queue}, {**ds.lossless(quick), **switch}])
     workloads = [ds.mixed_workload(load, "typical", quick, degree=d) for load in loads for d in DEGREES]
-    axes = {"name,transport,queue,switch": setups, "workload": workloads}
+    axes: Dict[str, List[Any]] = {"name,transport,queue,switch": setups, "workload": workloads}
     return SweepSpec(base=s.base, axes=axes, name="dart-sensitivity")
 
 
@@ -111,8 +113,8 @@ CHECKS = [
 ]
 
 
-def _threshold_rows(df, out, loads) -> list:
-    rows = []
+def _threshold_rows(df, out, loads) -> List[Tuple[object, ...]]:
+    rows: List[Tuple[object, ...]] = []
     variants = [(t, "") for t in THRESHOLDS] + [(t, "-ceiling") for t in (15000, 20000)]
     for load in loads:
         for t, suffix in variants:
@@ -139,11 +141,11 @@ def report(df, out: str) -> str:
     queues = []
     for load in loads:
         try:
-            d = start_packet_queues(df, out, load)
+            q = start_packet_queues(df, out, load)
         except LookupError:
             continue
-        queues.append((f"{load:.0%}", d["start packets"], d["above 15 KB"], f"{d['of those above 20 KB']:.0%}",
-                       f"{d['above the ECN threshold']:.0%}", f"{d['above 100 KB']:.0%}"))
+        queues.append((f"{load:.0%}", q["start packets"], q["above 15 KB"], f"{q['of those above 20 KB']:.0%}",
+                       f"{q['above the ECN threshold']:.0%}", f"{q['above 100 KB']:.0%}"))
     return ("Dart's deflection threshold: 8 KB completion times (us) and deflections\n"
             + table(_threshold_rows(df, out, loads), ["load", "threshold", "p99 8 KB", "median 8 KB", "deflections"])
             + "\n\nIncast degree: p99 of the 8 KB messages (us)\n"

@@ -20,8 +20,10 @@ of 47-49 packets would wait for a matching, and web search has many) and its six
 Full run (3 workloads, 20 ms, 2 workers): about 7 minutes. The quick variant runs IMC10 only, for
 10 ms (2 ms of warm-up), in about 35 s."""
 
+from typing import Callable
+
 from ..sweep.spec import SweepSpec
-from .base import SLOWDOWN, Repro, at_most, paper_value, paper_value_or_at_most
+from .base import SLOWDOWN, Measure, Repro, at_most, paper_value, paper_value_or_at_most
 from .common import table
 
 # The paper's BDP: ceil(5.8 us x 100 Gb/s / 1500 B) = 49 packets of 1460 B payload.
@@ -77,6 +79,11 @@ def _delivered(df, out, cdf):
     return float(r["goodput_gbps"] / r["offered_window_gbps"])
 
 
+def _of(measure: Callable[[object, str, str], float], cdf: str) -> Measure:
+    """`measure` of the runs of workload `cdf`."""
+    return lambda df, out: measure(df, out, cdf)
+
+
 FIG3 = "the paper's Fig. 3 values; a tail moves with the run's length and seed"
 
 
@@ -87,18 +94,18 @@ def _checks():
         full_only = cdf != "imc10"
         checks += [
             # Near-optimal: the paper's ~1.1 at the tail; a slowdown is never below 1, so one-sided.
-            at_most(f"p99 slowdown of flows < 1 BDP, {cdf} @0.6", short, lambda df, out, c=cdf: _short_p99(df, out, c),
+            at_most(f"p99 slowdown of flows < 1 BDP, {cdf} @0.6", short, _of(_short_p99, cdf),
                     slack=0.25, full_only=full_only, physical=SLOWDOWN,
                     claim="near-optimal short flows (Fig. 3); ours within 0.25 of the paper's p99"),
             paper_value_or_at_most(f"mean slowdown of all flows, {cdf} @0.6", mean, 0.3,
-                                   lambda df, out, c=cdf: _mean(df, out, c), relative=True, full_only=full_only,
+                                   _of(_mean, cdf), relative=True, full_only=full_only,
                                    physical=SLOWDOWN, reason=FIG3),
-            paper_value(f"p99 slowdown of all flows, {cdf} @0.6", p99, 0.4, lambda df, out, c=cdf: _p99(df, out, c),
+            paper_value(f"p99 slowdown of all flows, {cdf} @0.6", p99, 0.4, _of(_p99, cdf),
                         relative=True, full_only=full_only, physical=SLOWDOWN, reason=FIG3),
         ]
         if cdf == "imc10":  # web search and data mining: see the module's docstring
             checks.append(paper_value(f"delivered / offered, {cdf} @0.6", util, 0.05,
-                                      lambda df, out, c=cdf: _delivered(df, out, c), full_only=full_only,
+                                      _of(_delivered, cdf), full_only=full_only,
                                       reason="a goodput over a window of a few ms: 5% of the offered load"))
     return checks
 

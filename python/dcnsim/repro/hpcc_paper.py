@@ -25,6 +25,7 @@ same 100/400 Gb/s links and buffers), 3 ms, 30-to-1 incasts."""
 from __future__ import annotations
 
 import math
+from typing import List, Tuple
 
 from ..sweep.spec import SweepSpec
 from .base import FRACTION, Repro, at_least, ordering, ours
@@ -96,9 +97,10 @@ def _size_col(f) -> str:
     return "size_bytes" if "size_bytes" in f.columns else "size"
 
 
-def bucket_stats(f) -> list:
+def bucket_stats(f) -> List[Tuple[str, int, float, float, float]]:
     """(label, flows, median, p95, p99) of the slowdown per size bucket."""
-    rows, lo = [], 0
+    rows: List[Tuple[str, int, float, float, float]] = []
+    lo = 0.0
     size = f[_size_col(f)]
     for hi in BUCKETS:
         s = f.loc[(size > lo) & (size <= hi), "slowdown"]
@@ -189,7 +191,7 @@ def _fmt(x) -> str:
 def report(df, out: str) -> str:
     parts = []
     for cell, *_ in CELLS:
-        rows = []
+        rows: List[Tuple[object, ...]] = []
         for p in PROTOCOLS:
             if not _has(df, p, cell):
                 rows.append((p, "not run", "", "", "", "", ""))

@@ -8,6 +8,8 @@ its 200-packet queues even with "aggressively small timers" (Vasudevan et al.): 
 "mptcp-ndp-paper" with a 200 us RTO floor and a 1 ms initial RTO (our choice of small timers; the
 paper gives no value)."""
 
+from typing import Any, Dict, List
+
 from ..sweep.spec import SweepSpec
 from .base import Repro, at_most, paper_value
 from .common import done, incast_cells, incast_outcome, ndp_base, ndp_packets, table
@@ -23,7 +25,7 @@ def build(quick: bool) -> SweepSpec:
     small_timers = {"min_rto_us": 200.0, "initial_rto_us": 1000.0, "rto_jitter": 0.5}
     setups = [["ndp-paper", {}], ["dctcp-shared-ndp-paper", {}], ["phost-ndp-paper", {}],
               ["mptcp-ndp-paper", small_timers]]
-    axes = {"setup,transport": setups, "workload[0].senders": ns}
+    axes: Dict[str, List[Any]] = {"setup,transport": setups, "workload[0].senders": ns}
     return SweepSpec(base=base, axes=axes, name="ndp-fig16")
 
 

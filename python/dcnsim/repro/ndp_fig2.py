@@ -24,6 +24,8 @@ header); NDP keeps over 90% of the fair share; CP's worst 10% get under half its
 
 Full variant: N = 2..125 flows, 3 ms (1 ms warm-up); quick: N = 10, 50, 100."""
 
+from typing import Any, Dict, List
+
 from ..setups import NDP_PAPER_NET
 from ..sweep.spec import SweepSpec
 from .base import FRACTION, Repro, ours
@@ -43,7 +45,7 @@ def build(quick: bool) -> SweepSpec:
     for n in ns:
         flows = [[s, 0, ndp_packets(PACKETS), 0.0] for s in range(1, n + 1)]
         points.append([n + 1, [{"kind": "flow_list", "flows": flows}]])
-    axes = {"topology.hosts,workload": points, "setup": [SETUPS["cp"], SETUPS["ndp"]]}
+    axes: Dict[str, List[Any]] = {"topology.hosts,workload": points, "setup": [SETUPS["cp"], SETUPS["ndp"]]}
     return SweepSpec(base=base, axes=axes, name="ndp-fig2")
 
 

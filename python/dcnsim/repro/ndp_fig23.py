@@ -21,6 +21,8 @@ counts as finishing at the end (a lower bound), and the report gives how many.
 Full variant: 201 ms, the authors' driver's run length (`setEndtime(timeFromSec(0.201))`);
 quick: 60 ms (same topology)."""
 
+from typing import Any, Dict, List
+
 from ..sweep.spec import SweepSpec
 from .base import FRACTION, Repro, ordering, paper_value
 from .common import done, table
@@ -44,7 +46,8 @@ def build(quick: bool) -> SweepSpec:
             "core_delay_us": 1.0}
     base = {"seed": 1, "duration_us": dur, "measure": {"warmup_us": WARMUP_US}, "topology": topo,
             "setup": "ndp-paper", "workload": _loops(CONNECTIONS[0])}
-    axes = {"setup": ["ndp-paper", "dctcp-ndp-paper"], "workload": [_loops(c) for c in CONNECTIONS]}
+    axes: Dict[str, List[Any]] = {"setup": ["ndp-paper", "dctcp-ndp-paper"],
+                                  "workload": [_loops(c) for c in CONNECTIONS]}
     return SweepSpec(base=base, axes=axes, name="ndp-fig23")
 
 

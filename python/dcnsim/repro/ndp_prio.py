@@ -15,6 +15,7 @@ Full variant: the 432-host tree at N = 100 and 431; quick: the 54-host tree at N
 paper's numbers are checked on the full variant only)."""
 
 import random
+from typing import Any, Dict, List
 
 from ..sweep.spec import SweepSpec
 from .base import Repro, paper_value
@@ -36,8 +37,9 @@ def build(quick: bool) -> SweepSpec:
     base["workload"] = [{"kind": "flow_list", "flows": _incast(hosts, ns[0])}]
     # Each point: the incast and, as its own transport key, the preferred sender (the first listed).
     points = [[{"kind": "flow_list", "flows": _incast(hosts, n)}] for n in ns]
-    axes = {"workload,transport": [[w, {"prioritize_senders": [w[0]["flows"][0][0]]}] for w in points],
-            "queue.wrr_weights": [[10, 1], [100000, 1]]}
+    axes: Dict[str, List[Any]] = {
+        "workload,transport": [[w, {"prioritize_senders": [w[0]["flows"][0][0]]}] for w in points],
+        "queue.wrr_weights": [[10, 1], [100000, 1]]}
     return SweepSpec(base=base, axes=axes, name="ndp-prio")
 
 

@@ -9,7 +9,7 @@ import math
 
 from ..sweep.spec import SweepSpec
 from . import pbfs_common as pc
-from .base import Repro, at_least, paper_value
+from .base import CheckOptions, Repro, at_least, paper_value
 from .common import table
 
 
@@ -36,7 +36,7 @@ def _queue_cut(cc: str):
 
 EIGHT_TIMES = "p95 FCTs 'over eight times shorter' (section V-B); ours from half of that, a 4x-slower fabric"
 # A cut of the maximum queue: at most 1 (an empty queue), below 0 when PB-FS queues more.
-QUEUE_CUT = {"physical": (-math.inf, 1.0), "baseline": 0.0,
+QUEUE_CUT: CheckOptions = {"physical": (-math.inf, 1.0), "baseline": 0.0,
              "reason": "one maximum over the run, sensitive to a single burst; 0.2 either way, clear of no cut (0)"}
 
 

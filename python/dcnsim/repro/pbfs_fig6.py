@@ -8,7 +8,7 @@ import math
 
 from ..sweep.spec import SweepSpec
 from . import pbfs_common as pc
-from .base import FRACTION, Repro, at_least, at_most, ours
+from .base import FRACTION, Measure, Repro, at_least, at_most, ours
 from .common import table
 from .pbfs_fig5 import registered
 
@@ -21,6 +21,10 @@ def build(quick: bool) -> SweepSpec:
 def per_flow(df, out, cc: str) -> float:
     t = pc.summary(df, out, cc, "pbfs")["transport"]
     return pc.ratio(t["postcards_received"], t["pbfs_eligible_flows"])
+
+
+def _per_flow(cc: str) -> Measure:
+    return lambda df, out: per_flow(df, out, cc)
 
 
 def tor_share(df, out, cc: str) -> float:
@@ -36,7 +40,7 @@ def _fewest(df, out) -> float:
 
 
 CHECKS = [
-    at_most(f"postcards per eligible flow, {name}", 4.0, lambda df, out, cc=cc: per_flow(df, out, cc),
+    at_most(f"postcards per eligible flow, {name}", 4.0, _per_flow(cc),
             claim=FEWER_THAN_FOUR) for name, cc in pc.CCS.items()
 ] + [
     # The bound above passes a PB-FS that never hears of congestion: zero postcards.

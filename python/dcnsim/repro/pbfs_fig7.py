@@ -20,7 +20,7 @@ Thus, FS performs better than SS." The sweep runs SS, FS and PB-FS at 8 MB too (
 
 from ..sweep.spec import SweepSpec
 from . import pbfs_common as pc
-from .base import FRACTION, Repro, at_least, at_most, ordering, paper_value
+from .base import FRACTION, CheckOptions, Repro, at_least, at_most, ordering, paper_value
 from .common import table
 
 STARTS = {"SS": "slow_start", "FS": "line_rate", "PB-FS": "pbfs"}
@@ -39,8 +39,7 @@ BUFFERS = [SMALL, LARGE]
 
 def variant(quick: bool, steady: bool, step: bool, buffers=(SMALL,)) -> SweepSpec:
     """Timing (SHORT or STEADY), marking (RED of the RoCE runs or the reference's DCTCP step), buffers."""
-    t = {"timeout_us": 100.0, "short_timeout_us": 100.0}
-    ts = [pc.transport("dctcp_rate", s, **t) for s in STARTS.values()]
+    ts = [pc.transport("dctcp_rate", s, timeout_us=100.0, short_timeout_us=100.0) for s in STARTS.values()]
     base = pc.base(quick, pfc=False, buffer_bytes=SMALL, steady=steady)
     if step:
         base["queue"] = dict(STEP)
@@ -90,7 +89,7 @@ def median_ratio(other: str, lo: int, hi: int, buffer: int = SMALL):
     return measure
 
 
-LOSS = {"physical": FRACTION, "reason": "a loss percentage of one ns-3 run, to its first digits"}
+LOSS: CheckOptions = {"physical": FRACTION, "reason": "a loss percentage of one ns-3 run, to its first digits"}
 SEVENTY = "'at least 70% better than those of SS and FS' read as 1.7x (section V-C)"
 
 

@@ -7,7 +7,7 @@ import math
 
 from ..sweep.spec import SweepSpec
 from . import pbfs_common as pc
-from .base import Repro, paper_value
+from .base import CheckOptions, Measure, Repro, paper_value
 from .common import table
 from .pbfs_fig5 import registered
 
@@ -19,19 +19,19 @@ def build(quick: bool) -> SweepSpec:
     return SweepSpec(base=pc.base(quick, pfc=False), axes={"transport": ts}, name="pbfs-fig8")
 
 
-def _one_packet_gain(cc: str):
+def _one_packet_gain(cc: str) -> Measure:
     return lambda df, out: 1.0 - pc.ratio(pc.short_fct_us(df, out, cc, "pbfs", 0.95, 0, pc.PAYLOAD),
                                           pc.short_fct_us(df, out, cc, "line_rate", 0.95, 0, pc.PAYLOAD))
 
 
-def _queue_cut(cc: str):
+def _queue_cut(cc: str) -> Measure:
     return lambda df, out: 1.0 - pc.ratio(pc.max_queue(df, out, cc, "pbfs"), pc.max_queue(df, out, cc, "line_rate"))
 
 
 # Improvements and cuts (1 - with / without): at most 1, below 0 when PB-FS does worse. The paper's
 # "36%, 15%, and 10%" and "44%, 7%, and 21%": 0.2 either way, or half the value where 0.2 would reach
 # no improvement (0).
-GAIN = {"physical": (-math.inf, 1.0), "baseline": 0.0,
+GAIN: CheckOptions = {"physical": (-math.inf, 1.0), "baseline": 0.0,
         "reason": "a percentage from one run per protocol in ns-3; 0.2 or half of it, clear of no change (0)"}
 
 

@@ -205,7 +205,7 @@ def normalized(t5: Dict[tuple, dict]) -> Dict[tuple, dict]:
 
 
 # Table 5 of the paper (SIRD, DCTCP, Swift, Homa, ExpressPass and dcPIM rows; None = "unstable").
-PAPER_TABLE5 = {
+PAPER_TABLE5: Dict[str, Dict[str, List[Optional[float]]]] = {
     "p99": {"dctcp": [9.92, 7.9, 6.91, 5.97, 5.71, 5.54, None, 71.06, 32.06],
             "sird": [1.7, 3.53, 3.99, 1.37, 2.28, 2.54, 1.65, 3.76, 5.79],
             "swift": [8.61, 7.37, 10.56, 5.85, 5.68, 7.58, 68.21, 38.51, 20.69],
@@ -239,6 +239,14 @@ TABLE5_REASONS = {
 def paper_value(metric: str, protocol: str, wk: str, cfg: str) -> Optional[float]:
     row = PAPER_TABLE5[metric].get(protocol)
     return None if row is None else row[PAPER_ORDER.index((wk, cfg))]
+
+
+def paper_number(metric: str, protocol: str, wk: str, cfg: str) -> float:
+    """`paper_value` of a cell the paper gives a number for (not "unstable")."""
+    value = paper_value(metric, protocol, wk, cfg)
+    if value is None:
+        raise ValueError(f"Table 5 gives no {metric} for {protocol} in {wk} {cfg} (unstable)")
+    return value
 
 
 def fmt(x, digits: int = 2) -> str:

@@ -3,6 +3,7 @@ SThr in {0.5, 1, 2, inf} x BDP, balanced WKc. Informed overcommitment (finite ST
 ~25% over SThr = inf; with it the curves approach ~90 Gb/s, sooner for lower SThr."""
 
 import math
+from typing import Any, Dict, List
 
 from ..sweep.spec import SweepSpec
 from . import sird_common as sc
@@ -18,7 +19,7 @@ def build(quick: bool) -> SweepSpec:
     loads = [0.9] if quick else LOADS
     base = {**sc.cell_spec("WKc", "balanced", loads[0], quick), **sc.sird_setup()}
     cells = [sc.cell_spec("WKc", "balanced", load, quick) for load in loads]
-    axes = {
+    axes: Dict[str, List[Any]] = {
         ",".join(sc.CELL_KEYS): [[c[k] for k in sc.CELL_KEYS] for c in cells],
         "transport.budget_bdp": BUDGETS,
         "transport.sthr_bdp": STHRS,

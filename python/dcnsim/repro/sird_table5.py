@@ -2,6 +2,8 @@
 the 144-host leaf-spine, three workloads x three configurations x loads 25-95%. Reports the max
 goodput and max ToR queuing across loads and the p99 slowdown at 50% load beside the paper's."""
 
+from typing import Dict, Optional, Tuple
+
 from ..sweep.spec import SweepSpec
 from . import sird_common as sc
 from .base import NONNEGATIVE, SLOWDOWN, NotRun, Repro, at_most, paper_value_or_at_most
@@ -147,7 +149,8 @@ def _cell(metric, protocol, wk, cfg):
 # variant only). Goodput is not checked at the quick length (see docs/protocols/sird.md). SIRD's
 # quick p99 skips WKc: its quick runs are too short for WKc at 50% to settle.
 ALL = sc.CONFIGS
-TOLERANCES = {
+#: metric -> protocol -> (tolerance, relative, the configs or cells checked, quick tolerance or None: full only)
+TOLERANCES: Dict[str, Dict[str, Tuple[float, bool, Tuple[str, ...], Optional[float]]]] = {
     "p99": {"sird": (0.3, True, ALL, 0.5), "dctcp": (0.4, True, ("balanced",), None),
             "swift": (0.4, True, ("balanced",), None), "homa": (0.4, True, ("balanced",), None),
             "dcpim": (0.4, True, ("balanced",), None), "expresspass": (0.5, True, ALL, None)},

@@ -8,6 +8,8 @@ waste numbers are. Same fabric, workloads and load convention as `xpass-fabric`.
 
 from __future__ import annotations
 
+from typing import List, Tuple
+
 from ..sweep.spec import SweepSpec
 from .base import FRACTION, Repro, paper_value
 from .common import done, table
@@ -64,7 +66,7 @@ CHECKS = [
 
 
 def report(df, out: str) -> str:
-    rows = []
+    rows: List[Tuple[str, ...]] = []
     for v in done(df)["name,duration_us,measure,workload"]:
         wk = v[0]
         if any(r[0] == wk for r in rows):

@@ -14,26 +14,31 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 from .. import _core
 from ..build import build_id, short
 from ..errors import SpecError, UsageError
-from .checks import Damaged
+from .checks import Damaged, JsonObject
 from .progress import Progress
 from .spec import SweepSpec, as_sweep, compile_filter, load_sweep
-from .store import SINGLE_RUN_KEY, Store, build_key, run_key, spec_key
+from .store import SINGLE_RUN_KEY, RunStatus, Store, StrPath, SweepTag, build_key, run_key, spec_key
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..spec import SpecLike
 
 __all__ = ["sweep", "run_sweep", "stored_sweep", "results", "load_flows", "load_sweep", "SweepSpec", "run_key",
            "compile_filter"]
 
 POLL_S = 0.5
 
+#: A run of a sweep against a store: its key, axis values and spec.
+KeyedRun = Tuple[str, Dict[str, Any], JsonObject]
 
-def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[int] = None,
+
+def run_sweep(spec: SweepSpec, out: StrPath, executor: str = "local", workers: Optional[int] = None,
               address: Optional[str] = None, quiet: bool = False, reuse_other_builds: bool = False) -> pd.DataFrame:
     """Runs every run of `spec` not already finished in `out`; returns the results of its runs.
 
@@ -59,7 +64,8 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
     store.add_sweep(spec.name, spec.to_dict(), [{"key": k, "axes": v} for k, v, _ in plan.keyed])
     if not quiet:
         plan.report()
-    todo, seen = [], set()
+    todo: List[Tuple[str, JsonObject, SweepTag]] = []
+    seen: Set[str] = set()
     for k, values, s in plan.keyed:
         if k in plan.todo and k not in seen:
             todo.append((k, s, {"name": spec.name, "axes": values}))
@@ -72,7 +78,7 @@ def run_sweep(spec: SweepSpec, out, executor: str = "local", workers: Optional[i
         while todo:
             busy: List[str] = []
 
-            def finished(r: dict) -> None:
+            def finished(r: RunStatus) -> None:
                 if r["status"] == "busy":
                     busy.append(r["key"])
                 progress.finish(r)
@@ -91,12 +97,12 @@ class _Plan:
     """A sweep's runs against a store: (key, axis values, spec) of each, the keys to simulate,
     and why some finished runs were not taken (damaged; stored by another build, not reused)."""
 
-    def __init__(self):
-        self.keyed: List[tuple] = []
-        self.todo: set = set()
+    def __init__(self) -> None:
+        self.keyed: List[KeyedRun] = []
+        self.todo: Set[str] = set()
         self.damaged: List[Damaged] = []
-        self.other_builds: List[str] = []  # their builds, one per run not reused
-        self.reused: List[str] = []
+        self.other_builds: List[Optional[str]] = []  # their builds (None: unknown), one per run not reused
+        self.reused: List[Optional[str]] = []
 
     def report(self) -> None:
         """Says on stderr which finished runs this sweep does not take as they are, and why."""
@@ -118,7 +124,8 @@ def _note(text: str) -> None:
     print(f"[dcnsim sweep] {text}", file=sys.stderr)
 
 
-def _plan(store: Store, runs: list, flow_tables: bool, reuse_other_builds: bool) -> _Plan:
+def _plan(store: Store, runs: List[Tuple[Dict[str, Any], JsonObject]], flow_tables: bool,
+          reuse_other_builds: bool) -> _Plan:
     """Keys each run by this build. A run this build has not stored (usably) but another build
     has is taken from that build with `reuse_other_builds`, else simulated here."""
     plan, others, here = _Plan(), store.other_builds(), build_id()
@@ -143,7 +150,7 @@ def _plan(store: Store, runs: list, flow_tables: bool, reuse_other_builds: bool)
     return plan
 
 
-def stored_sweep(spec: SweepSpec, out, reuse_other_builds: bool = True) -> pd.DataFrame:
+def stored_sweep(spec: SweepSpec, out: StrPath, reuse_other_builds: bool = True) -> pd.DataFrame:
     """The results table of `spec`'s runs as `out` holds them now, running nothing: runs not
     finished show as missing, running, failed or damaged. A run only another build of the core
     has stored is reported from that build (the table's `build` column says which; without
@@ -169,8 +176,8 @@ def _wait_for_others(store: Store, busy: List[str], progress: Progress, flow_tab
                 progress.finish({"key": k, "status": "done"}, elsewhere=True)
             elif store.claimed(k):
                 still.append(k)
-            elif store.failure(k) and store.failure_time(k) >= since:
-                progress.finish({"key": k, "status": "failed", **store.failure(k)}, elsewhere=True)
+            elif (failure := store.failure(k)) and store.failure_time(k) >= since:
+                progress.finish({"key": k, "status": "failed", **failure}, elsewhere=True)
             else:
                 progress.waiting -= 1
                 orphans.append(k)
@@ -180,15 +187,15 @@ def _wait_for_others(store: Store, busy: List[str], progress: Progress, flow_tab
     return orphans
 
 
-def sweep(base, axes=None, out="sweep-out", filter: Optional[str] = None, name: str = "sweep",
-          flow_tables: bool = True, **kwargs) -> pd.DataFrame:
+def sweep(base: Union[SweepSpec, SpecLike], axes: Optional[Dict[str, List[Any]]] = None, out: StrPath = "sweep-out",
+          filter: Optional[str] = None, name: str = "sweep", flow_tables: bool = True, **kwargs: Any) -> pd.DataFrame:
     """Expands `base` (a spec dict, TOML path or text) over `axes` and runs it; see `run_sweep`.
     Without `flow_tables`, the runs are stored without their flow tables (see `SweepSpec`)."""
     return run_sweep(as_sweep(base, axes, filter, name, flow_tables), out, **kwargs)
 
 
 @functools.lru_cache(maxsize=1)
-def summary_columns() -> tuple:
+def summary_columns() -> Tuple[Tuple[str, str], ...]:
     """(path, column) of every summary field a sweep table carries, from the core's summary schema
     (`_core.summary_schema()`: the one definition of the summary's fields). `{key}` in a path stands
     for each key of a table (a tier, a transport counter), `[{key}]` for each item of a list keyed by
@@ -196,7 +203,7 @@ def summary_columns() -> tuple:
     return tuple((f["path"], f["column"]) for f in json.loads(_core.summary_schema()) if f["column"])
 
 
-def _at(value, segments: list, key=None):
+def _at(value: object, segments: List[str], key: object = None) -> Iterator[Tuple[object, object]]:
     """(key, value) for each value under `segments` of a schema path; a missing last segment (a run
     stored before the field existed) gives None, a missing table or list nothing."""
     if not segments:
@@ -215,19 +222,19 @@ def _at(value, segments: list, key=None):
         yield key, None
 
 
-def flatten_summary(s: dict) -> dict:
+def flatten_summary(s: JsonObject) -> Dict[str, object]:
     """The summary metrics a sweep table carries, one column each (`summary_columns`): rates,
     slowdowns by size group, queues per tier and the first transport's counters over the
     measurement window (`transport_timeouts`, `transport_retransmissions`, ...)."""
-    row = {}
+    row: Dict[str, object] = {}
     for path, column in summary_columns():
         for key, v in _at(s, path.replace("[{key}]", ".[{key}]").split(".")):
             row[column if key is None else column.replace("{key}", str(key))] = v
     return row
 
 
-def _run_row(store: Store, key: str) -> dict:
-    row: dict = {}
+def _run_row(store: Store, key: str) -> Dict[str, object]:
+    row: Dict[str, object] = {}
     if store.is_done(key):
         try:
             summary = store.summary(key)
@@ -238,15 +245,14 @@ def _run_row(store: Store, key: str) -> dict:
         row.update(flatten_summary(summary))
     elif store.claimed(key):
         row["status"] = "running"
-    elif store.failure(key):
-        f = store.failure(key)
+    elif f := store.failure(key):
         row.update(status="failed", error=f"{f['error']}: {f['message']}")
     else:
         row["status"] = "missing"
     return row
 
 
-def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) -> pd.DataFrame:
+def results(out: StrPath, sweep: Optional[str] = None, keys: Optional[List[str]] = None) -> pd.DataFrame:
     """One row per run stored in `out`: key, sweep, status (done, failed, running, missing,
     damaged), error (for a damaged run: the file and the reason), axis values, build (of the core
     that made a finished run: the first 12 digits of its id, "unknown" for runs stored before
@@ -268,9 +274,13 @@ def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) 
         sweeps = [s for s in sweeps if s["name"] == sweep]
         if not sweeps:
             raise UsageError(f"{out} holds no sweep named {sweep!r}; it holds: {', '.join(known)}")
-    rows, seen, axes, by_sweep = [], {}, {}, {}
+    rows: List[Dict[str, object]] = []
+    seen: Dict[str, int] = {}
+    axes: Dict[str, None] = {}
+    by_sweep: Dict[str, Set[str]] = {}
     for s in sweeps:
-        axes.update(dict.fromkeys(s["definition"].get("axes") if isinstance(s["definition"].get("axes"), dict) else {}))
+        defined = s["definition"].get("axes")
+        axes.update(dict.fromkeys(defined if isinstance(defined, dict) else {}))
         by_sweep.setdefault(s["name"], set()).update(r["key"] for r in s["runs"])
         for r in s["runs"]:
             if r["key"] not in seen:
@@ -279,14 +289,14 @@ def results(out, sweep: Optional[str] = None, keys: Optional[List[str]] = None) 
     if keys is not None:
         rows = [rows[seen[k]] for k in dict.fromkeys(keys) if k in seen]
     for row in rows:
-        row.update(_run_row(store, row["key"]))
+        row.update(_run_row(store, str(row["key"])))
     df = pd.DataFrame(rows) if rows else pd.DataFrame(columns=["key", "sweep", "status"])
     df.attrs.update(axes=list(axes), runs_by_sweep={n: len(k) for n, k in by_sweep.items()},
                     build=short(build_id()), index_damage=store.index_damage.reason if store.index_damage else None)
     return df
 
 
-def load_flows(out, key: str) -> pd.DataFrame:
+def load_flows(out: StrPath, key: str) -> pd.DataFrame:
     """The per-flow table of one finished run (key "." for a `dcnsim run` directory)."""
     import pandas as pd
 
@@ -306,6 +316,6 @@ def load_flows(out, key: str) -> pd.DataFrame:
     return with_microseconds(pd.read_parquet(run_dir / "flows.parquet"))
 
 
-def load_summary(out, key: str) -> dict:
+def load_summary(out: StrPath, key: str) -> JsonObject:
     """The checked summary of a finished run; a UsageError naming the damaged file otherwise."""
     return Store.open(out).summary(key)

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Any, Dict, Optional, Union
 
 from ..errors import UsageError
+
+#: A JSON object as a stored file holds it: the values vary (each file is checked against its schema
+#: when read, which the types cannot express).
+JsonObject = Dict[str, Any]
+#: What `check_fields` checks against: a type, NUMBER/OPTIONAL_NUMBER/WHOLE, a dict of field -> schema
+#: (`{str: schema}`: any keys) or a one-item list of a schema.
+Schema = Union[type, str, Dict[Any, Any], list]
 
 #: No file of a run is near this size except the Parquet tables, which are checked by their footer.
 MAX_JSON_BYTES = 64 << 20
@@ -46,13 +53,13 @@ OPTIONAL_TABLES = ("timeseries", "trace", "flow_state")
 class Damaged(UsageError):
     """A stored file that cannot be used: `file` (its path) and `reason`."""
 
-    def __init__(self, file, reason: str):
+    def __init__(self, file: Union[str, Path], reason: str) -> None:
         super().__init__(f"{file}: {reason}")
         self.file = str(file)
         self.reason = reason
 
 
-def _type_name(value) -> str:
+def _type_name(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -64,7 +71,7 @@ def _type_name(value) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
-def _matches(value, expected) -> bool:
+def _matches(value: object, expected: Schema) -> bool:
     if expected == WHOLE:
         return isinstance(value, int) and not isinstance(value, bool)
     if expected == NUMBER:
@@ -73,10 +80,10 @@ def _matches(value, expected) -> bool:
         return value is None or _matches(value, NUMBER)
     if expected is bool:
         return isinstance(value, bool)
-    return isinstance(value, expected)
+    return isinstance(expected, type) and isinstance(value, expected)
 
 
-def check_fields(doc, schema, where: str = "", required: bool = True) -> None:
+def check_fields(doc: object, schema: Schema, where: str = "", required: bool = True) -> None:
     """Raises ValueError naming the first field of `doc` that `schema` does not allow. A schema is
     a type, NUMBER/OPTIONAL_NUMBER/WHOLE, a dict of field -> schema (`{str: schema}`: any keys),
     or a one-item list (a list whose every item matches it)."""
@@ -105,7 +112,7 @@ def check_fields(doc, schema, where: str = "", required: bool = True) -> None:
         raise ValueError(f"{where} is {_type_name(doc)} ({json.dumps(doc, default=str)[:40]}), expected {wanted}")
 
 
-def parse_json(text) -> object:
+def parse_json(text: Union[str, bytes]) -> object:
     """JSON text to a value; ValueError with the reason (not JSON, nested too deeply)."""
     try:
         return json.loads(text)
@@ -115,7 +122,7 @@ def parse_json(text) -> object:
         raise ValueError(f"not JSON ({e})" if str(e) else "not JSON") from None
 
 
-def read_json_object(path: Path, schema=None, required: bool = True) -> dict:
+def read_json_object(path: Path, schema: Optional[Schema] = None, required: bool = True) -> JsonObject:
     """The JSON object in `path`, checked against `schema`; Damaged naming the file otherwise."""
     try:
         size = path.stat().st_size
@@ -141,7 +148,7 @@ def read_json_object(path: Path, schema=None, required: bool = True) -> dict:
     return doc
 
 
-def check_summary(summary, where: str = "") -> None:
+def check_summary(summary: object, where: str = "") -> None:
     """ValueError naming the first summary field that is missing or of the wrong type."""
     check_fields(summary, SUMMARY_FIELDS, where)
 
@@ -158,9 +165,10 @@ def parquet_rows(path: Path) -> int:
         raise Damaged(path, f"not a readable Parquet file ({' '.join(str(e).split())[:120]})") from None
 
 
-def check_tables(run_dir: Path, summary: dict, done: Optional[dict]) -> None:
+def check_tables(run_dir: Path, summary: JsonObject, done: Optional[JsonObject]) -> None:
     """Each table the run should have opens and holds the rows its summary.json records."""
-    recorded = summary.get("table_rows") if isinstance(summary.get("table_rows"), dict) else {}
+    table_rows = summary.get("table_rows")
+    recorded = table_rows if isinstance(table_rows, dict) else {}
     done = done or {}
     for table in TABLES + OPTIONAL_TABLES:
         path = run_dir / f"{table}.parquet"
@@ -172,7 +180,7 @@ def check_tables(run_dir: Path, summary: dict, done: Optional[dict]) -> None:
             raise Damaged(path, f"holds {rows} rows, but summary.json records {want} (cut off or replaced?)")
 
 
-def _table_expected(table: str, done: dict) -> bool:
+def _table_expected(table: str, done: JsonObject) -> bool:
     """Whether a sweep run must hold the table: flows unless summary-only, queues and switches
     unless unpacked from a summary pack (which carries no table)."""
     if not done:
@@ -182,7 +190,7 @@ def _table_expected(table: str, done: dict) -> bool:
     return not done.get("unpacked_from")
 
 
-def check_run(run_dir: Path, single_run: bool = False) -> dict:
+def check_run(run_dir: Path, single_run: bool = False) -> JsonObject:
     """Reads and checks a finished run; returns its summary, or raises Damaged. A sweep run has a
     DONE record and spec.json besides; a `dcnsim run` directory (`single_run`) neither."""
     done = None if single_run else read_json_object(run_dir / "DONE", DONE_FIELDS, required=False)

@@ -9,18 +9,23 @@ import multiprocessing
 import os
 import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .store import Store, execute
+from ..spec import StopEvent
+from .checks import JsonObject
+from .store import RunStatus, Store, SweepTag, execute
+
+#: A run to simulate: its key, spec and the sweep that asks for it.
+Task = Tuple[str, JsonObject, SweepTag]
 
 
-def _lost(root: str, key: str, e: BaseException) -> dict:
+def _lost(root: str, key: str, e: BaseException) -> RunStatus:
     """The failure record of a run whose task ended without reporting (the worker died)."""
     wrapped = RuntimeError(f"the worker running it ended without a result ({type(e).__name__}: {e})")
     return Store(root).record_failure(key, wrapped)
 
 
-def _init_worker(stop) -> None:
+def _init_worker(stop: StopEvent) -> None:
     """Worker processes ignore Ctrl-C: a SIGINT reaching a worker between tasks would kill it, and
     the pool would fork a replacement that never saw the signal and runs a queued task to the end.
     The sweep process alone handles Ctrl-C and sets `stop`, which ends every worker's run."""
@@ -30,8 +35,8 @@ def _init_worker(stop) -> None:
     spec.set_external_stop(stop)
 
 
-def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[[dict], None], on_start=None,
-              flow_tables: bool = True) -> None:
+def run_local(root: str, tasks: List[Task], workers: Optional[int], on_done: Callable[[RunStatus], None],
+              on_start: Optional[Callable[[str], None]] = None, flow_tables: bool = True) -> None:
     workers = workers or os.cpu_count() or 1
     if workers == 1:
         for key, spec, tag in tasks:
@@ -42,7 +47,7 @@ def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[
     stop = multiprocessing.get_context().Event()
     pool_size = min(workers, len(tasks)) or 1
     with ProcessPoolExecutor(max_workers=pool_size, initializer=_init_worker, initargs=(stop,)) as pool:
-        futures = {}
+        futures: Dict[Any, str] = {}
         for key, spec, tag in tasks:
             futures[pool.submit(execute, root, key, spec, flow_tables, tag)] = key
             if on_start:
@@ -62,8 +67,8 @@ def run_local(root: str, tasks: list, workers: Optional[int], on_done: Callable[
             raise
 
 
-def run_ray(root: str, tasks: list, address: Optional[str], on_done: Callable[[dict], None], on_start=None,
-            flow_tables: bool = True) -> None:
+def run_ray(root: str, tasks: List[Task], address: Optional[str], on_done: Callable[[RunStatus], None],
+            on_start: Optional[Callable[[str], None]] = None, flow_tables: bool = True) -> None:
     try:
         import ray
     except ImportError:
@@ -75,7 +80,7 @@ def run_ray(root: str, tasks: list, address: Optional[str], on_done: Callable[[d
         started_here = True
     try:
         remote = ray.remote(num_cpus=1, max_retries=2)(execute)
-        pending = {}
+        pending: Dict[Any, str] = {}
         for key, spec, tag in tasks:
             pending[remote.remote(root, key, spec, flow_tables, tag)] = key
             if on_start:

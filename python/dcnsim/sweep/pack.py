@@ -34,12 +34,12 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Tuple
+from typing import Dict, Iterator, List, Tuple, TypedDict, cast
 
 from ..build import build_id
 from ..errors import UsageError, naming, write_text
-from .checks import DONE_FIELDS, Damaged, check_fields, check_summary, parse_json, read_json_object
-from .store import Store, sweeps_of
+from .checks import DONE_FIELDS, Damaged, JsonObject, check_fields, check_summary, parse_json, read_json_object
+from .store import Store, StrPath, SweepEntry, sweeps_of
 
 FORMAT = "dcnsim-summary-pack/1"
 # Run keys are lowercase hex digests (store.run_key); anything else in a pack could name a path
@@ -51,25 +51,47 @@ MAX_LINE_BYTES = 4 << 20
 MAX_PACK_BYTES = 1 << 30
 
 
-def pack(out, path) -> int:
+class _Header(TypedDict):
+    format: str
+    runs: int
+
+
+class PackHeader(_Header, total=False):
+    """A pack's first line: its format, how many runs follow, the store's sweeps and the runs' builds."""
+
+    sweeps: List[SweepEntry]
+    builds: Dict[str, int]
+
+
+class PackRecord(TypedDict):
+    """A run of a pack: its key, spec.json, summary.json and DONE record."""
+
+    key: str
+    spec: JsonObject
+    summary: JsonObject
+    done: JsonObject
+
+
+def pack(out: StrPath, path: StrPath) -> int:
     """Writes the finished runs of the store `out` to the pack `path`; returns how many."""
     return write_pack(out, path)[0]
 
 
-def write_pack(out, path) -> Tuple[int, List[Damaged]]:
+def write_pack(out: StrPath, path: StrPath) -> Tuple[int, List[Damaged]]:
     """Writes the finished, undamaged runs of the store `out` to the pack `path`; returns how many
     and the damaged runs left out (each names its file and the reason)."""
     store = Store.open(out)
     if store.single_run:
         raise UsageError(f"{out} is a `dcnsim run` directory, not a sweep store: there is nothing to pack")
-    records, damaged = [], []
+    records: List[PackRecord] = []
+    damaged: List[Damaged] = []
     for key in (k for k in store.finished_keys() if _KEY.match(k)):
         try:
             records.append(_record_of(store, key))
         except Damaged as e:
             damaged.append(e)
     builds = Counter(r["done"].get("build") or "unknown" for r in records)
-    header = {"format": FORMAT, "runs": len(records), "sweeps": store.read_sweeps(), "builds": dict(builds)}
+    header: PackHeader = {"format": FORMAT, "runs": len(records), "sweeps": store.read_sweeps(), "builds": dict(builds)}
     tmp = Path(f"{path}.tmp-{os.getpid()}")
     try:
         with naming(path), open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh:
@@ -82,7 +104,7 @@ def write_pack(out, path) -> Tuple[int, List[Damaged]]:
     return len(records), damaged
 
 
-def _record_of(store: Store, key: str) -> dict:
+def _record_of(store: Store, key: str) -> PackRecord:
     """A finished run as a pack record; Damaged if any of its files is."""
     store.summary(key)  # checks every file of the run
     d = store.run_dir(key)
@@ -90,7 +112,7 @@ def _record_of(store: Store, key: str) -> dict:
             "done": read_json_object(d / "DONE")}
 
 
-def _lines(path) -> Iterator[Tuple[int, object]]:
+def _lines(path: StrPath) -> Iterator[Tuple[int, object]]:
     """The pack's JSON lines, each checked for size and syntax; errors name the file and line. No
     line is read whole before its size is known to be within MAX_LINE_BYTES."""
     total = 0
@@ -118,7 +140,7 @@ def _lines(path) -> Iterator[Tuple[int, object]]:
             from None
 
 
-def check_header(path, header) -> dict:
+def check_header(path: StrPath, header: object) -> PackHeader:
     """The pack's header, checked: format, runs (a whole number), sweeps (sweep.json entries)."""
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise UsageError(f"{path}: not a summary pack (its first line must be a header with format {FORMAT!r})")
@@ -129,10 +151,10 @@ def check_header(path, header) -> dict:
         sweeps_of({"sweeps": header.get("sweeps", [])})
     except Damaged as e:
         raise UsageError(f"{path}: header: {e.reason}") from None
-    return header
+    return cast(PackHeader, header)  # checked above
 
 
-def check_record(path, n: int, record) -> dict:
+def check_record(path: StrPath, n: int, record: object) -> PackRecord:
     """One run record, checked: key, spec, summary (the fields the results read), done."""
     if not isinstance(record, dict):
         raise UsageError(f"{path}: line {n} is not a run record (key, spec, summary, done)")
@@ -145,18 +167,18 @@ def check_record(path, n: int, record) -> dict:
         check_summary(record["summary"], "summary")
     except ValueError as e:
         raise UsageError(f"{path}: line {n} (run {key}): {e}") from None
-    return record
+    return cast(PackRecord, record)  # checked above
 
 
-def _records(path) -> Iterator[dict]:
+def _records(path: StrPath) -> Iterator[PackRecord]:
     """The pack's checked records, after its checked header; the count the header announces is
     checked at the end (a cut-off pack holds fewer)."""
     lines = _lines(path)
     first = next(lines, None)
     header = check_header(path, first[1] if first else None)
     keys = set()
-    for n, record in lines:
-        check_record(path, n, record)
+    for n, line in lines:
+        record = check_record(path, n, line)
         if record["key"] in keys:
             raise UsageError(f"{path}: line {n} repeats run {record['key']}")
         keys.add(record["key"])
@@ -166,7 +188,7 @@ def _records(path) -> Iterator[dict]:
                          f"(a truncated file?)")
 
 
-def read_header(path) -> dict:
+def read_header(path: StrPath) -> PackHeader:
     lines = _lines(path)
     first = next(lines, None)
     return check_header(path, first[1] if first else None)
@@ -179,14 +201,14 @@ class Unpacked:
     other_builds: int  # of the runs added, those made by another (or an unknown) build of the core
 
 
-def unpack(path, out) -> Tuple[int, int]:
+def unpack(path: StrPath, out: StrPath) -> Tuple[int, int]:
     """Adds the pack's runs to the store `out` (created if needed) as finished, summary-only runs.
     A run `out` already holds finished is left as it is. Returns (added, already there)."""
     done = unpack_runs(path, out)
     return done.added, done.present
 
 
-def unpack_runs(path, out) -> Unpacked:
+def unpack_runs(path: StrPath, out: StrPath) -> Unpacked:
     """`unpack`, saying how many of the added runs another build of the core made. The whole pack
     is checked first: one that fails a check adds nothing."""
     if not Path(path).is_file():
@@ -214,7 +236,7 @@ def unpack_runs(path, out) -> Unpacked:
     return Unpacked(len(added), present, other)
 
 
-def _install_record(store: Store, record: dict, path) -> None:
+def _install_record(store: Store, record: PackRecord, path: StrPath) -> None:
     key = record["key"]
     tmp = store.runs / f".tmp-{key}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)

@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from .store import RunStatus
 
 
 class Progress:
-    def __init__(self, total: int, cached: int, quiet: bool):
+    def __init__(self, total: int, cached: int, quiet: bool) -> None:
         self.total, self.done, self.failed, self.running = total, cached, 0, 0
         self.waiting = 0  # runs another sweep on the same directory is simulating
         self.cached = cached
         self.quiet = quiet
         self.t0 = time.time()
 
-    def start(self, _key=None):
+    def start(self, _key: Optional[str] = None) -> None:
         self.running += 1
         self.show()
 
-    def finish(self, r: dict, elsewhere: bool = False):
+    def finish(self, r: RunStatus, elsewhere: bool = False) -> None:
         """A run ended: here (it was running) or, with `elsewhere`, in another sweep we waited on."""
         if elsewhere:
             self.waiting -= 1
@@ -34,7 +38,7 @@ class Progress:
             self.done += 1
         self.show()
 
-    def show(self):
+    def show(self) -> None:
         if self.quiet:
             return
         fresh = self.done - self.cached
@@ -45,6 +49,6 @@ class Progress:
         print(f"\r[dcnsim sweep] {self.done}/{self.total} done ({self.cached} cached), {self.running} in flight"
               f"{elsewhere}, {self.failed} failed, ETA {eta}   ", end="", file=sys.stderr, flush=True)
 
-    def close(self):
+    def close(self) -> None:
         if not self.quiet:
             print(file=sys.stderr)

@@ -8,7 +8,7 @@ import itertools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import SpecError
 from ..spec import as_spec, check_text, load_spec, plain, read_toml, resolve_paths, set_path
@@ -48,7 +48,7 @@ class SweepSpec:
         if self.base_dir is None:
             self.base_dir = os.getcwd()
 
-    def runs(self) -> List[tuple]:
+    def runs(self) -> List[Tuple[Dict[str, Any], Dict[str, Any]]]:
         """The expanded runs: (axis values dict, full spec dict), in axis order."""
         for k, v in self.axes.items():
             if not isinstance(v, list) or not v:

@@ -38,21 +38,78 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple, TypedDict, Union, cast
 
 from .. import __version__
 from ..build import build_git, build_id
 from ..errors import UsageError, naming, write_text
 from ..spec import resolve
-from .checks import Damaged, check_fields, check_run, parse_json, read_json_object
+from .checks import Damaged, JsonObject, check_fields, check_run, parse_json, read_json_object
+
+if TYPE_CHECKING:
+    from ..result import Result
 
 HEARTBEAT_S = 30.0
 STALE_CLAIM_S = 120.0
 CLAIM_WRITE_S = 10.0  # an empty claim older than this was never written: its owner died
 SINGLE_RUN_KEY = "."
 
+StrPath = Union[str, "os.PathLike[str]"]
 
-def canonical(obj) -> str:
+
+class RunEntry(TypedDict):
+    """A run of a sweep entry: its key and axis values."""
+
+    key: str
+    axes: Dict[str, Any]
+
+
+class SweepEntry(TypedDict):
+    """A sweep of sweep.json: its name, definition (as given) and runs."""
+
+    name: str
+    definition: Dict[str, Any]
+    runs: List[RunEntry]
+
+
+class SweepTag(TypedDict):
+    """The sweep that asked for a run, as its DONE records it."""
+
+    name: str
+    axes: Dict[str, Any]
+
+
+class _Failure(TypedDict):
+    error: str
+    message: str
+
+
+class FailureRecord(_Failure, total=False):
+    """A run's recorded failure: the error's type and message, and the spec field it names."""
+
+    field: object
+
+
+class _Status(TypedDict):
+    key: str
+    status: str  # "done", "failed" or "busy"
+
+
+class RunStatus(_Status, total=False):
+    """What `execute` reports of a run: done (`cached` or not), busy, or failed (with its failure)."""
+
+    cached: bool
+    error: str
+    message: str
+    field: object
+
+
+class ClaimOwner(TypedDict):
+    host: str
+    pid: int
+
+
+def canonical(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, default=str)
 
 
@@ -65,7 +122,7 @@ def _file_digest(path: str) -> Optional[str]:
         return None
 
 
-def named_files(resolved: dict) -> List[str]:
+def named_files(resolved: JsonObject) -> List[str]:
     """Every file a resolved spec names: flow lists (any path), CDF files (a value that is not a
     shipped CDF name, by the core's rule: it holds '/' or ends in .cdf)."""
     files = []
@@ -78,13 +135,13 @@ def named_files(resolved: dict) -> List[str]:
     return files
 
 
-def run_key(spec: dict, build: Optional[str] = None) -> str:
+def run_key(spec: JsonObject, build: Optional[str] = None) -> str:
     """Key of a run: its spec key (see `spec_key`) and the build of the core that makes it (this
     one unless `build` says)."""
     return build_key(spec_key(spec), build or build_id())
 
 
-def spec_key(spec: dict) -> str:
+def spec_key(spec: JsonObject) -> str:
     """Key of a run's spec: the resolved spec without the keys at their documented defaults (so key
     order, spelt-out defaults and keys a later version adds with behaviour-preserving defaults do
     not matter), the contents of every file it names, and the software version."""
@@ -101,7 +158,7 @@ def build_key(spec_key_: str, build: Optional[str]) -> str:
     return hashlib.sha256(f"{spec_key_}:{build}".encode()).hexdigest()[:20]
 
 
-def _key_of_resolved(resolved: dict, version: str) -> str:
+def _key_of_resolved(resolved: JsonObject, version: str) -> str:
     import hashlib
 
     files = {f: _file_digest(f) for f in named_files(resolved)}
@@ -109,7 +166,7 @@ def _key_of_resolved(resolved: dict, version: str) -> str:
     return hashlib.sha256(doc.encode()).hexdigest()[:20]
 
 
-def without_defaults(resolved: dict) -> dict:
+def without_defaults(resolved: JsonObject) -> JsonObject:
     """`resolved` minus every key whose value is the default the core documents for it (transport
     keys by the table's protocol). Within one version the map is one-to-one, since a resolved spec
     holds every key; across versions, a key one version lacks and another holds at its default
@@ -124,7 +181,8 @@ def without_defaults(resolved: dict) -> dict:
     return out
 
 
-def _strip(table: dict, prefix: str, defaults: dict, protocol) -> dict:
+def _strip(table: JsonObject, prefix: str, defaults: Dict[Tuple[str, Optional[str]], object],
+           protocol: Optional[str]) -> JsonObject:
     out = {}
     for k, v in table.items():
         path = prefix + k
@@ -140,17 +198,17 @@ def _strip(table: dict, prefix: str, defaults: dict, protocol) -> dict:
 
 
 _NO_DEFAULT = object()
-_DEFAULTS: Optional[dict] = None
+_DEFAULTS: Optional[Dict[Tuple[str, Optional[str]], object]] = None
 
 
-def _documented_defaults() -> dict:
+def _documented_defaults() -> Dict[Tuple[str, Optional[str]], object]:
     """(path, protocol scope) -> default value, from the core's parameter table; parameters
     without a literal default (required, unset, derived) map to _NO_DEFAULT."""
     global _DEFAULTS
     if _DEFAULTS is None:
         from .. import _core
 
-        table = {}
+        table: Dict[Tuple[str, Optional[str]], object] = {}
         for p in json.loads(_core.describe())["params"]:
             try:
                 value = json.loads(p["default"]) if p["default"] is not None else _NO_DEFAULT
@@ -161,13 +219,14 @@ def _documented_defaults() -> dict:
     return _DEFAULTS
 
 
-def _claim_owner(text: bytes) -> Optional[dict]:
+def _claim_owner(text: bytes) -> Optional[ClaimOwner]:
     """The claim's {host, pid}, or None when the file is not a claim."""
     try:
-        owner = parse_json(text)
-        check_fields(owner, {"host": str, "pid": "whole number"})
+        doc = parse_json(text)
+        check_fields(doc, {"host": str, "pid": "whole number"})
     except ValueError:
         return None
+    owner = cast(ClaimOwner, doc)  # checked just above
     return owner if 0 < owner["pid"] < 2**31 else None
 
 
@@ -182,14 +241,14 @@ def _pid_alive(pid: int) -> bool:
 
 
 class Store:
-    def __init__(self, root, create: bool = True):
+    def __init__(self, root: StrPath, create: bool = True) -> None:
         self.root = Path(root)
         self.runs = self.root / "runs"
         if create:
             self.runs.mkdir(parents=True, exist_ok=True)
 
     @classmethod
-    def open(cls, root) -> "Store":
+    def open(cls, root: StrPath) -> Store:
         """An existing store, for reading; a UsageError saying what DIR should hold otherwise."""
         p = Path(root)
         if not p.is_dir():
@@ -239,14 +298,14 @@ class Store:
             return _relative(e, self.root)
         return None
 
-    def summary(self, key: str) -> dict:
+    def summary(self, key: str) -> JsonObject:
         """A finished run's checked summary; Damaged naming the file otherwise."""
         try:
             return check_run(self.run_dir(key), single_run=key == SINGLE_RUN_KEY)
         except Damaged as e:
             raise _relative(e, self.root) from None
 
-    def done_record(self, key: str) -> dict:
+    def done_record(self, key: str) -> JsonObject:
         """The run's DONE record ({} for a `dcnsim run` directory or a damaged record)."""
         if key == SINGLE_RUN_KEY:
             return {}
@@ -261,17 +320,18 @@ class Store:
             return []
         return sorted(d.name for d in self.runs.iterdir() if not d.name.startswith(".") and (d / "DONE").exists())
 
-    def other_builds(self) -> dict:
+    def other_builds(self) -> Dict[str, List[Tuple[str, Optional[str]]]]:
         """Finished runs made by another build of the core (or by an unknown one), by spec key:
         spec key -> [(run key, build or None)]."""
         here = build_id()
-        found: dict = {}
+        found: Dict[str, List[Tuple[str, Optional[str]]]] = {}
         for key in self.finished_keys():
             done = self.done_record(key)
-            build = done.get("build") if isinstance(done.get("build"), str) else None
+            recorded_build, recorded_key = done.get("build"), done.get("spec_key")
+            build = recorded_build if isinstance(recorded_build, str) else None
             if build == here:
                 continue
-            spec_key_ = done.get("spec_key") if isinstance(done.get("spec_key"), str) else key
+            spec_key_ = recorded_key if isinstance(recorded_key, str) else key
             found.setdefault(spec_key_, []).append((key, build))
         return found
 
@@ -303,14 +363,14 @@ class Store:
                     renamed += 1
         return renamed
 
-    def failure(self, key: str) -> Optional[dict]:
+    def failure(self, key: str) -> Optional[FailureRecord]:
         """The recorded failure {error, message, field} of a run, None when there is none; a
         damaged record reads as a failure saying so (the next sweep runs the run again)."""
         p = self.runs / f"{key}.failed"
         if not p.exists():
             return None
         try:
-            return read_json_object(p, {"error": str, "message": str})
+            return cast(FailureRecord, read_json_object(p, {"error": str, "message": str}))  # checked
         except Damaged as e:
             return {"error": "DamagedRecord", "message": f"{_relative(e, self.root)}", "field": None}
 
@@ -320,8 +380,8 @@ class Store:
         except OSError:
             return 0.0
 
-    def record_failure(self, key: str, e: BaseException) -> dict:
-        info = {"error": type(e).__name__, "message": str(e), "field": getattr(e, "field", None)}
+    def record_failure(self, key: str, e: BaseException) -> RunStatus:
+        info: FailureRecord = {"error": type(e).__name__, "message": str(e), "field": getattr(e, "field", None)}
         tmp = self.runs / f".{key}.failed.{os.getpid()}"
         write_text(tmp, json.dumps(info))
         os.replace(tmp, self.runs / f"{key}.failed")
@@ -330,7 +390,7 @@ class Store:
     # Sweep definitions: every sweep run into the directory is kept (keyed by its definition).
 
     @contextlib.contextmanager
-    def _locked(self):
+    def _locked(self) -> Iterator[None]:
         """Serializes updates of sweep.json (re-entrant within a process: read_sweeps heals the
         index inside add_sweep's lock)."""
         if getattr(self, "_holding_lock", False):
@@ -348,7 +408,7 @@ class Store:
     #: Set by read_sweeps when sweep.json was damaged and rebuilt from the runs: the reason.
     index_damage: Optional[Damaged] = None
 
-    def read_sweeps(self) -> list:
+    def read_sweeps(self) -> List[SweepEntry]:
         """Every sweep stored here, oldest first: {name, definition, runs}. A damaged sweep.json
         is kept aside as sweep.json.damaged and rebuilt from the runs (see `index_damage`)."""
         p = self.root / "sweep.json"
@@ -363,7 +423,7 @@ class Store:
         except OSError:  # a read-only store: the rebuilt index is used, not written
             return self.sweeps_from_runs()
 
-    def _rebuild_sweeps(self) -> list:
+    def _rebuild_sweeps(self) -> List[SweepEntry]:
         p = self.root / "sweep.json"
         with self._locked():
             try:  # another process may have rebuilt it meanwhile
@@ -375,18 +435,18 @@ class Store:
             self._write_sweeps(sweeps)
         return sweeps
 
-    def sweeps_from_runs(self) -> list:
+    def sweeps_from_runs(self) -> List[SweepEntry]:
         """The sweep index as the finished runs record it: each run under the sweep that asked
         for it (DONE's `sweep`), runs of earlier versions (which record none) under "recovered"."""
-        by_name: dict = {}
+        by_name: Dict[str, List[RunEntry]] = {}
         for key in self.finished_keys():
             tag = self.done_record(key).get("sweep")
             if not (isinstance(tag, dict) and isinstance(tag.get("name"), str) and isinstance(tag.get("axes"), dict)):
                 tag = {"name": "recovered", "axes": {}}
             by_name.setdefault(tag["name"], []).append({"key": key, "axes": tag["axes"]})
-        sweeps = []
+        sweeps: List[SweepEntry] = []
         for name, runs in by_name.items():
-            axes: dict = {}
+            axes: Dict[str, List[object]] = {}
             for run in runs:
                 for axis, value in run["axes"].items():
                     values = axes.setdefault(axis, [])
@@ -396,7 +456,7 @@ class Store:
             sweeps.append(json.loads(canonical({"name": name, "definition": definition, "runs": runs})))
         return sweeps
 
-    def add_sweep(self, name: str, definition: dict, runs: list) -> None:
+    def add_sweep(self, name: str, definition: JsonObject, runs: List[RunEntry]) -> None:
         """Records a sweep; one with the same definition (or an entry of the same name rebuilt
         from the runs) is recorded once, other sweeps stay."""
         with self._locked():
@@ -410,7 +470,7 @@ class Store:
                 sweeps.append(entry)
             self._write_sweeps(sweeps)
 
-    def _write_sweeps(self, sweeps: list) -> None:
+    def _write_sweeps(self, sweeps: List[SweepEntry]) -> None:
         tmp = self.root / f".sweep.json.{os.getpid()}"
         write_text(tmp, json.dumps({"sweeps": sweeps}, indent=1, sort_keys=True))
         os.replace(tmp, self.root / "sweep.json")
@@ -477,11 +537,11 @@ class Store:
             os.unlink(self._claim_path(key))
 
     @contextlib.contextmanager
-    def heartbeat(self, key: str):
+    def heartbeat(self, key: str) -> Iterator[None]:
         """Touches the claim every HEARTBEAT_S while the body runs, so other hosts see it alive."""
         stop = threading.Event()
 
-        def beat():
+        def beat() -> None:
             while not stop.wait(HEARTBEAT_S):
                 with contextlib.suppress(OSError):
                     os.utime(self._claim_path(key))
@@ -497,7 +557,7 @@ class Store:
         with naming(self.root / "executed.log"), open(self.root / "executed.log", "a") as f:
             f.write(f"{key} {time.time():.3f}\n")
 
-    def executed(self) -> list:
+    def executed(self) -> List[str]:
         """Keys of the simulations completed here, oldest first (lines that are not a record, as a
         cut-off last line, are skipped)."""
         p = self.root / "executed.log"
@@ -515,7 +575,7 @@ _KEY_TEXT = re.compile(r"^[0-9a-f]{8,64}$")
 SWEEP_ENTRY = {"name": str, "definition": dict, "runs": [{"key": str, "axes": dict}]}
 
 
-def sweeps_of(doc: dict) -> list:
+def sweeps_of(doc: JsonObject) -> List[SweepEntry]:
     """The sweep entries of a sweep.json document, checked; Damaged-free ValueError otherwise."""
     if "sweeps" not in doc and "definition" in doc:  # the one-sweep format of earlier versions
         definition = doc["definition"]
@@ -525,11 +585,12 @@ def sweeps_of(doc: dict) -> list:
         check_fields(doc, {"sweeps": [SWEEP_ENTRY]})
     except ValueError as e:
         raise Damaged("sweep.json", str(e)) from None
-    for n, entry in enumerate(doc["sweeps"]):
+    sweeps = cast(List[SweepEntry], doc["sweeps"])  # checked just above
+    for n, entry in enumerate(sweeps):
         bad = [r["key"] for r in entry["runs"] if not _KEY_TEXT.match(r["key"])]
         if bad:
             raise Damaged("sweep.json", f"sweeps[{n}] lists a run key that is not a key: {bad[0][:40]!r}")
-    return doc["sweeps"]
+    return sweeps
 
 
 def _relative(e: Damaged, root: Path) -> Damaged:
@@ -551,17 +612,18 @@ def summary_only(run_dir: Path) -> bool:
     return isinstance(done, dict) and done.get("summary_only") is True
 
 
-def done_record(result, flow_table: bool, spec: dict, sweep_tag: Optional[dict]) -> dict:
+def done_record(result: Result, flow_table: bool, spec: JsonObject, sweep_tag: Optional[SweepTag]) -> JsonObject:
     """What DONE records: when, the build that made the run, the spec key (to find the run from
     another build) and the sweep that asked for it (to rebuild sweep.json from the runs)."""
-    done = {"finished": time.time(), "wall_time_s": result.summary["wall_time_s"], "build": build_id(),
+    done: JsonObject = {"finished": time.time(), "wall_time_s": result.summary["wall_time_s"], "build": build_id(),
             "build_git": build_git(), "spec_key": spec_key(spec)}
     if sweep_tag is not None:
         done["sweep"] = sweep_tag
     return done if flow_table else {**done, "summary_only": True}
 
 
-def execute(root: str, key: str, spec: dict, flow_table: bool = True, sweep_tag: Optional[dict] = None) -> dict:
+def execute(root: str, key: str, spec: JsonObject, flow_table: bool = True,
+            sweep_tag: Optional[SweepTag] = None) -> RunStatus:
     """Simulates one run into the store, with its flow table or (`flow_table=False`) without. A
     finished run counts unless it lacks a flow table that is wanted or is damaged: it is then run
     again. `sweep_tag` ({name, axes}) is recorded in DONE. Runs in a
