@@ -147,7 +147,7 @@ def _run(spec_path: str | os.PathLike[str], out: str, quiet: bool, sets: Optiona
     result.save_replacing(out, csv=csv, plot=plot)
     if not quiet:
         print(format_summary(result.summary))
-        optional = ("timeseries", "trace", "flow_state")
+        optional = ("timeseries", "trace", "flow_state", "collectives", "iterations")
         written = ["queues.parquet", "switches.parquet"]
         written += [f"{name}.parquet" for name in optional if (Path(out) / f"{name}.parquet").exists()]
         written += (["flows.csv"] if csv else []) + ["summary.json"] + (["slowdown.png"] if plot else [])

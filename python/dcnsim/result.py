@@ -87,9 +87,16 @@ class _Table:
 TRACE_COLUMNS = ["time_ps", "flow_id", "kind", "seq", "ack", "size_bytes", "node", "port_id", "event", "queue_bytes",
                  "priority_class"]
 FLOW_STATE_COLUMNS = ["time_ps", "flow_id", "variable", "value"]
+COLLECTIVE_COLUMNS = ["job", "iteration", "collective", "kind", "size_bytes", "start_ps", "end_ps", "ideal_ps",
+                      "slowdown"]
+ITERATION_COLUMNS = ["job", "iteration", "start_ps", "end_ps", "iteration_ps", "compute_ps", "communication_ps",
+                     "exposed_communication_ps"]
+#: Tables a run has only when its spec asks for them (a sample interval, a trace, a training job).
+OPTIONAL_TABLES = ("timeseries", "trace", "flow_state", "collectives", "iterations")
 #: The columns of a table a Result made from DataFrames was not given.
 _EMPTY_COLUMNS = {"timeseries": ["time_ps", "series", "name", "value"], "trace": TRACE_COLUMNS,
-                  "flow_state": FLOW_STATE_COLUMNS}
+                  "flow_state": FLOW_STATE_COLUMNS, "collectives": COLLECTIVE_COLUMNS,
+                  "iterations": ITERATION_COLUMNS}
 
 
 def _warn_if_truncated(summary: dict) -> None:
@@ -123,6 +130,11 @@ class Result:
               not counted), priority_class
     flow_state  with a [trace] table: the traced flows' control state over time: time_ps,
               flow_id, variable (e.g. cwnd_bytes), value
+    collectives  with training jobs (kind = "collective"): one row per collective run: job,
+              iteration, collective (its index in the iteration), kind, size_bytes, start_ps,
+              end_ps (nullable), ideal_ps (its exact ideal completion time), slowdown
+    iterations  with training jobs: one row per iteration: job, iteration, start_ps, end_ps,
+              iteration_ps, compute_ps, communication_ps, exposed_communication_ps
     summary   aggregates and provenance (spec, seed, version, wall time, events)
     spec      the spec with every default filled in
     """
@@ -133,6 +145,8 @@ class Result:
     timeseries = _Table("timeseries")
     trace = _Table("trace")
     flow_state = _Table("flow_state")
+    collectives = _Table("collectives")
+    iterations = _Table("iterations")
 
     #: False for a run made with `flows=False`: it has no flow table (reading `flows` raises).
     has_flows = True
@@ -169,7 +183,7 @@ class Result:
     def __getstate__(self) -> dict:
         """Pickles (e.g. to return a Result from a worker process) with every table as a DataFrame:
         the extension's RunOutput cannot cross processes."""
-        for name in ("flows", "queues", "switches", "timeseries", "trace", "flow_state"):
+        for name in ("flows", "queues", "switches", *OPTIONAL_TABLES):
             if name != "flows" or self.has_flows:
                 getattr(self, name)
         return dict(self.__dict__, _output=None)
@@ -253,7 +267,7 @@ class Result:
         for table, name in (("ports", "queues"), ("switches", "switches")):
             self._write_parquet(table, out / f"{name}.parquet")
             rows[f"{name}.parquet"] = self._rows(table)
-        for table in ("timeseries", "trace", "flow_state"):
+        for table in OPTIONAL_TABLES:
             if self._rows(table):
                 self._write_parquet(table, out / f"{table}.parquet")
                 rows[f"{table}.parquet"] = self._rows(table)
@@ -291,7 +305,8 @@ class Result:
 
 #: Every file `Result.save` may write (an earlier run's that the new run does not write go).
 RUN_FILES = {"flows.parquet", "queues.parquet", "switches.parquet", "timeseries.parquet", "trace.parquet",
-             "flow_state.parquet", "flows.csv", "summary.json", "slowdown.png", "slowdown.pdf"}
+             "flow_state.parquet", "collectives.parquet", "iterations.parquet", "flows.csv", "summary.json",
+             "slowdown.png", "slowdown.pdf"}
 
 
 def _move_run_into(tmp: Path, out: Path) -> None:

@@ -113,3 +113,17 @@ fn a_job_is_deterministic_and_bad_keys_name_the_field() {
         assert!(e.contains(&format!("workload[0].{field}")), "{body}: {e}");
     }
 }
+
+#[test]
+fn the_two_job_example_of_the_workloads_page_runs_as_written() {
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/workloads.md")).unwrap();
+    let block = page.split("```toml\n").nth(1).and_then(|b| b.split("```").next()).expect("a TOML example");
+    let out = run_job(&format!("seed = 1\nduration_us = 50000.0\n{block}"));
+    let jobs = &out.summary["jobs"];
+    for name in ["job-a", "job-b"] {
+        assert_eq!(jobs[name]["iterations_finished"], 3, "{jobs}");
+    }
+    assert_eq!(out.iterations.rows(), 6);
+    let sd = f64s(&out.collectives, "slowdown");
+    assert!(sd.iter().all(|s| *s >= 1.0), "no collective beats its ideal: {sd:?}");
+}

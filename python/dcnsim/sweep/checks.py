@@ -46,8 +46,8 @@ DONE_FIELDS = {"finished": NUMBER, "wall_time_s": NUMBER, "summary_only": bool, 
                "build": str, "build_git": str, "spec_key": str, "sweep": {"name": str, "axes": dict}}
 
 TABLES = ("flows", "queues", "switches")
-#: Tables a run holds when its spec asks for them (sampling, tracing): checked where present.
-OPTIONAL_TABLES = ("timeseries", "trace", "flow_state")
+#: Tables a run holds when its spec asks for them (sampling, tracing, training jobs): checked where present.
+OPTIONAL_TABLES = ("timeseries", "trace", "flow_state", "collectives", "iterations")
 
 
 class Damaged(UsageError):
