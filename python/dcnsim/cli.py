@@ -67,6 +67,11 @@ def format_summary(s: dict) -> str:
                    + (f", {s['cpu_time_s']:.2f} s CPU ({s['events_per_cpu_sec'] / 1e6:.2f} M events per CPU second)"
                       if s.get("events_per_cpu_sec") else "")),
     ]
+    for name, j in (s.get("jobs") or {}).items():
+        rows.append((f"job {name}", f"{_fmt(j['iterations_finished'])} iterations, "
+                                    f"mean {_fmt(j['iteration_us_mean'])} us, p99 {_fmt(j['iteration_us_p99'])} us; "
+                                    f"collective slowdown mean {_fmt(j['collective_slowdown_mean'])}, "
+                                    f"p99 {_fmt(j['collective_slowdown_p99'])}"))
     pfc = s.get("pfc")
     if pfc:
         rows.append(("pfc", f"{_fmt(pfc['pause_frames_sent'])} pause frames, "
